@@ -1,0 +1,164 @@
+"""The fact model every parser, combiner and rule speaks.
+
+A fact is one typed observation about one node, with the input line it came from. Fact types are
+pydantic models, registered by their dotted ``fact_type`` name (``cpu.idle_state``); rules name
+those types and their fields, never tools or files.
+
+Field values are kept to JSON scalars and flat lists of scalars: the rule engine (durable-rules)
+compares numbers and strings loosely and flattens nested objects, so one JSON type per field,
+enforced here, is what keeps a threshold comparison honest.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Scope(str, Enum):
+    """Where on a node the observation was made."""
+
+    host = "host"
+    container = "container"
+    vm_guest = "vm-guest"
+    hypervisor = "hypervisor"
+    unknown = "unknown"
+
+
+class SourceRef(BaseModel):
+    """Where a fact came from: input name, 1-based line span, parser."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: str
+    line: int = 0
+    end_line: int = 0
+    parser: str = ""
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.input
+        if self.end_line > self.line:
+            return f"{self.input}:{self.line}-{self.end_line}"
+        return f"{self.input}:{self.line}"
+
+
+class ParseError(Exception):
+    """The input claims to be this format but is malformed; ``line`` is 1-based in the input."""
+
+    def __init__(self, message: str, line: int = 0):
+        super().__init__(message)
+        self.line = line
+
+
+class NotApplicable(Exception):
+    """The input holds nothing this parser can say anything about."""
+
+
+FACT_TYPES: dict[str, type["Fact"]] = {}
+
+_SCALARS = (str, int, float, bool)
+
+
+class Fact(BaseModel):
+    """Base of every fact type. Subclasses set ``fact_type`` and declare their fields."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    fact_type: ClassVar[str] = ""
+    #: one line saying what the fact means; shown by ``clusterdx formats`` and ``kb lint``
+    doc: ClassVar[str] = ""
+
+    node: str = "unknown"
+    scope: Scope = Scope.unknown
+    source: SourceRef = Field(default_factory=lambda: SourceRef(input="<none>"))
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("fact_type")
+        if name:
+            if name in FACT_TYPES and FACT_TYPES[name].__qualname__ != cls.__qualname__:
+                raise TypeError(f"fact type {name!r} defined twice ({FACT_TYPES[name]!r}, {cls!r})")
+            FACT_TYPES[name] = cls
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _finite(cls, v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("NaN and infinity are not allowed in facts")
+        return v
+
+    def payload(self) -> dict[str, Any]:
+        """The fields rules may test: everything but provenance."""
+        data = self.model_dump(mode="json", exclude={"source"})
+        data["type"] = self.fact_type
+        return data
+
+    def describe(self) -> str:
+        """Compact ``type(field=value, ...)`` for traces and evidence lines."""
+        parts = []
+        for key, value in self.model_dump(mode="json", exclude={"source", "node", "scope"}).items():
+            if value is None or value == [] or value == "":
+                continue
+            text = repr(value) if isinstance(value, str) else str(value)
+            if len(text) > 60:
+                text = text[:57] + "..."
+            parts.append(f"{key}={text}")
+        return f"{self.fact_type}({', '.join(parts)})"
+
+
+def field_kinds(fact_cls: type[Fact]) -> dict[str, str]:
+    """Field name -> 'number' | 'string' | 'bool' | 'list' | 'other', for rule validation."""
+    kinds: dict[str, str] = {}
+    for name, info in fact_cls.model_fields.items():
+        if name == "source":
+            continue
+        kinds[name] = _kind_of(info.annotation)
+    kinds["type"] = "string"
+    return kinds
+
+
+def _kind_of(annotation: Any) -> str:
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        kinds = {_kind_of(a) for a in inner}
+        if kinds <= {"number"}:
+            return "number"
+        return kinds.pop() if len(kinds) == 1 else "other"
+    if origin in (list, tuple):
+        return "list"
+    if origin is typing.Literal:
+        vals = typing.get_args(annotation)
+        if all(isinstance(v, bool) for v in vals):
+            return "bool"
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            return "number"
+        return "string"
+    if annotation is bool:
+        return "bool"
+    if annotation in (int, float):
+        return "number"
+    if annotation is str:
+        return "string"
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return "string"
+    return "other"
+
+
+def load_fact_types() -> dict[str, type[Fact]]:
+    """Import every module of ``clusterdx.facts.model`` so that all fact types are registered."""
+    import importlib
+    import pkgutil
+
+    from clusterdx.facts import model
+
+    for info in pkgutil.iter_modules(model.__path__):
+        importlib.import_module(f"{model.__name__}.{info.name}")
+    return FACT_TYPES

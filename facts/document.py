@@ -1,0 +1,79 @@
+"""A piece of text handed to a parser, and the context a parser writes facts through.
+
+Inputs reach parsers as a :class:`Document`: decoded lines (no line ends, carriage returns
+dropped) plus the 1-based line number of the first one in the original input, so that a command
+cut out of a pasted transcript still points at the right line of the user's file. ``command`` is
+the shell command that produced the text when the transcript said so (``$ lscpu``).
+
+Parsers build facts through :class:`ParseContext` so every fact gets its node, scope and source
+without the parser repeating them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from clusterdx.facts.base import Fact, Scope, SourceRef
+
+
+@dataclass
+class Document:
+    name: str
+    lines: list[str]
+    first_line: int = 1
+    command: str | None = None
+    node: str = "unknown"
+    scope: Scope = Scope.unknown
+    #: raw bytes for binary formats (NUL-separated environ, SQLite); None for text
+    raw: bytes | None = None
+    path: str | None = None
+
+    @classmethod
+    def from_text(cls, text: str, name: str = "<text>", **kw: Any) -> "Document":
+        return cls(name=name, lines=split_lines(text), **kw)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def lineno(self, index: int) -> int:
+        """1-based line number in the original input of ``lines[index]``."""
+        return self.first_line + index
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their ends; Windows and old-Mac line ends are both accepted."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+@dataclass
+class ParseContext:
+    doc: Document
+    parser: str
+    facts: list[Fact] = field(default_factory=list)
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+    def src(self, index: int | None = None, end: int | None = None) -> SourceRef:
+        if index is None:
+            return SourceRef(input=self.doc.name, parser=self.parser)
+        line = self.doc.lineno(index)
+        end_line = self.doc.lineno(end) if end is not None and end > index else line
+        return SourceRef(input=self.doc.name, line=line, end_line=end_line, parser=self.parser)
+
+    def add(self, fact_cls: type[Fact], index: int | None = None, end: int | None = None,
+            **fields: Any) -> Fact:
+        """Create a fact from ``lines[index]`` (or ``index..end``) and keep it."""
+        fields.setdefault("node", self.doc.node)
+        fields.setdefault("scope", self.doc.scope)
+        fact = fact_cls(source=self.src(index, end), **fields)
+        self.facts.append(fact)
+        return fact
+
+    def warn(self, index: int | None, message: str) -> None:
+        """Record a problem with one line; the input is then reported as partly parsed."""
+        self.warnings.append((self.doc.lineno(index) if index is not None else 0, message))

@@ -1,0 +1,1 @@
+"""One module per tool format; each exposes ``FORMATS`` (see clusterdx.facts.formats)."""

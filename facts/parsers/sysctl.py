@@ -1,0 +1,94 @@
+"""sysctl - Command
+
+Output of ``sysctl -a`` (or ``sysctl kernel.numa_balancing``) and ``sysctl -n KEY``.
+Also ``/etc/sysctl.conf`` style files (``key = value``). One fact per key.
+
+Sample input::
+
+    kernel.numa_balancing = 1
+    vm.swappiness = 60
+    kernel.perf_event_paranoid = 2
+    sysctl: permission denied on key 'fs.protected_hardlinks'
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document, ParseContext
+    >>> doc = Document.from_text(SAMPLE)
+    >>> ctx = ParseContext(doc, "sysctl"); parse(doc, ctx)
+    >>> [(f.key, f.value_num) for f in ctx.facts]
+    [('kernel.numa_balancing', 1.0), ('vm.swappiness', 60.0), ('kernel.perf_event_paranoid', 2.0)]
+    >>> ctx.facts[0].source.line
+    1
+    >>> sniff(doc) > 0.5
+    True
+"""
+
+from __future__ import annotations
+
+import re
+
+from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.formats import Format
+from clusterdx.facts.model.kernel import Sysctl
+from clusterdx.facts.parsers._util import to_number
+
+SAMPLE = """\
+kernel.numa_balancing = 1
+vm.swappiness = 60
+kernel.perf_event_paranoid = 2
+sysctl: permission denied on key 'fs.protected_hardlinks'
+"""
+
+_LINE = re.compile(r"^\s*([a-z][\w-]*(?:[./][\w.:*-]+)+)\s*=\s*(.*?)\s*$")
+_N_COMMAND = re.compile(r"sysctl\s+(?:-\w+\s+)*-n\s+([\w./-]+)")
+
+
+def sniff(doc: Document) -> float:
+    lines = [ln for ln in doc.lines[:200] if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        return 0.0
+    hits = sum(1 for ln in lines if _LINE.match(ln) and ln.split(".", 1)[0].strip() in _ROOTS)
+    return min(1.0, hits / len(lines)) * 0.9
+
+
+_ROOTS = {"kernel", "vm", "net", "fs", "dev", "abi", "debug", "user", "crypto", "sunrpc"}
+
+
+def parse(doc: Document, ctx: ParseContext) -> None:
+    key_from_cmd = None
+    if doc.command:
+        m = _N_COMMAND.search(doc.command)
+        if m:
+            key_from_cmd = m.group(1)
+    for i, line in enumerate(doc.lines):
+        m = _LINE.match(line)
+        if m:
+            key, value = m.group(1), m.group(2)
+        elif key_from_cmd and line.strip():
+            key, value = key_from_cmd, line.strip()
+            key_from_cmd = None
+        else:
+            if line.startswith("sysctl:"):
+                ctx.warn(i, line.strip())
+            continue
+        try:
+            num = to_number(value)
+        except ValueError:
+            num = None
+        ctx.add(Sysctl, i, key=key, value=value, value_num=num)
+    if not ctx.facts:
+        raise NotApplicable("no sysctl key = value lines")
+
+
+FORMATS = [
+    Format(
+        name="sysctl",
+        command="sysctl -a",
+        facts=("kernel.sysctl",),
+        sniff=sniff,
+        parse=parse,
+        command_patterns=(r"\bsysctl\b",),
+        description="sysctl key = value listing (sysctl -a, sysctl KEY, sysctl -n KEY)",
+    )
+]

@@ -28,6 +28,8 @@ class Document:
     #: raw bytes for binary formats (NUL-separated environ, SQLite); None for text
     raw: bytes | None = None
     path: str | None = None
+    #: redact secret-looking values (tokens, passwords, credentials in URLs) in facts
+    redact: bool = True
 
     @classmethod
     def from_text(cls, text: str, name: str = "<text>", **kw: Any) -> "Document":

@@ -1,0 +1,157 @@
+"""Pydantic models of the knowledge-base documents: rules, causal-graph nodes, remediations, probes.
+
+These validate the YAML an expert writes (``rules/**.yaml``, ``kb/**.yaml``) before anything is
+compiled. Unknown keys are errors, so a misspelt key never silently does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Strength = Literal["weak", "moderate", "strong", "decisive"]
+Prior = Literal["rare", "low", "medium", "high"]
+Status = Literal["experimental", "test", "stable", "deprecated"]
+Layer = Literal[
+    "hypervisor", "kernel", "bios-cpu", "nccl", "fabric", "container", "hardware", "expectation",
+]
+Seed = Literal["GV", "CP", "TD", "FM", "HW"]
+Scope = Literal["host", "container", "vm-guest", "hypervisor", "any"]
+
+OPS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "matches", "exists", "contains")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Param(Strict):
+    default: Union[float, int, str, bool]
+    doc: str
+
+
+class FactPattern(Strict):
+    fact: str
+    #: field -> constant, or {op: constant}; a constant written ``$name`` is a rule parameter
+    where: dict[str, Any] = Field(default_factory=dict)
+
+
+class Requires(Strict):
+    engine: str = ""
+    #: fact types (or patterns) that must have been collected for the rule to be evaluated
+    facts: list[Union[str, FactPattern]]
+
+
+class EvidenceSpec(Strict):
+    node: str
+    effect: Literal["supports", "refutes"] = "supports"
+    strength: Strength
+
+
+class Related(Strict):
+    id: str
+    type: Literal["derived", "obsoletes", "merged", "renamed", "similar"]
+
+
+class Rule(Strict):
+    schema_: Literal["clusterdx/rule/v1"] = Field(alias="schema")
+    id: str
+    title: str
+    status: Status
+    description: str
+    author: str
+    created: Any
+    modified: Any = None
+    references: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    requires: Requires
+    params: dict[str, Param] = Field(default_factory=dict)
+    match: dict[str, FactPattern]
+    condition: str = ""
+    evidence: list[EvidenceSpec] = Field(min_length=1)
+    message: str
+    data: dict[str, str] = Field(default_factory=dict)
+    falsepositives: list[str] = Field(min_length=1)
+    related: list[Related] = Field(default_factory=list)
+
+    @field_validator("description")
+    @classmethod
+    def _detects(cls, v: str) -> str:
+        if not v.strip().startswith("Detects"):
+            raise ValueError("a rule description starts with 'Detects'")
+        return v
+
+
+class Edge(Strict):
+    node: str
+    strength: Literal["weak", "moderate", "strong"] = "moderate"
+
+
+class Verification(Strict):
+    check: str
+    command: str = ""
+    expect: str
+    #: the share of the cause's cost recovered when the check passes, percent range
+    recovery_pct: list[float] = Field(default_factory=list)
+
+
+class Node(Strict):
+    schema_: Literal["clusterdx/node/v1"] = Field(alias="schema")
+    id: str
+    kind: Literal["root_cause", "mechanism", "observable", "symptom"]
+    title: str
+    summary: str = ""
+    layer: Layer | None = None
+    seed: list[Seed] = Field(default_factory=list)
+    prior: Prior | None = None
+    cost_pct: list[float] = Field(default_factory=list)
+    causes: list[Edge] = Field(default_factory=list)
+    remediations: list[str] = Field(default_factory=list)
+    verification: list[Verification] = Field(default_factory=list)
+    references: list[str] = Field(default_factory=list)
+    #: arch or platform gates for `check`: a cause that cannot occur on this kind of node
+    applies_to: dict[str, list[str]] = Field(default_factory=dict)
+    status: Status = "stable"
+
+
+class Step(Strict):
+    text: str
+    command: str = ""
+
+
+class Remediation(Strict):
+    schema_: Literal["clusterdx/remediation/v1"] = Field(alias="schema")
+    id: str
+    title: str
+    addresses: list[str] = Field(min_length=1)
+    risk: Literal["low", "medium", "high"]
+    effort: Literal["low", "medium", "high"]
+    disruption: Literal["none", "job-restart", "reboot", "maintenance"]
+    tradeoff: str = ""
+    steps: list[Step] = Field(min_length=1)
+    verify: str
+    rollback: str
+    references: list[str] = Field(default_factory=list)
+
+
+class Probe(Strict):
+    schema_: Literal["clusterdx/probe/v1"] = Field(alias="schema")
+    id: str
+    title: str
+    command: str
+    where: list[Scope] = Field(min_length=1)
+    duration_s: float
+    needs_root: bool = False
+    disturbs_workload: bool = False
+    yields: list[str] = Field(min_length=1)
+    format: str = ""
+    notes: str = ""
+
+
+DOC_MODELS: dict[str, type[Strict]] = {
+    "clusterdx/rule/v1": Rule,
+    "clusterdx/node/v1": Node,
+    "clusterdx/remediation/v1": Remediation,
+    "clusterdx/probe/v1": Probe,
+}

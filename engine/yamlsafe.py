@@ -1,0 +1,101 @@
+"""Safe YAML loading that remembers where every value came from.
+
+Knowledge-base files are data written by people: they are loaded with the safe loader only (no
+Python object tags), and every mapping key and sequence item keeps its ``line:col`` so that a
+validation error can point at the exact spot (``rules/cpu/x.yaml:27:7``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Loc = tuple[int, int]
+
+
+@dataclass
+class Located:
+    data: Any
+    #: path tuple (keys and list indexes) -> (line, col), 1-based
+    locs: dict[tuple, Loc]
+
+    def loc(self, path: tuple) -> Loc:
+        """Location of ``path`` or of its nearest located ancestor."""
+        while path:
+            if path in self.locs:
+                return self.locs[path]
+            path = path[:-1]
+        return self.locs.get((), (1, 1))
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, line: int, col: int):
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+def _walk(node: yaml.Node, path: tuple, locs: dict[tuple, Loc]) -> Any:
+    locs[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.SafeLoader.construct_object(_LOADER, key_node, deep=True)  # type: ignore[arg-type]
+            if isinstance(key, (list, dict)):
+                raise YamlError("mapping keys must be scalars", key_node.start_mark.line + 1,
+                                key_node.start_mark.column + 1)
+            if key in out:
+                raise YamlError(f"duplicate key {key!r}", key_node.start_mark.line + 1,
+                                key_node.start_mark.column + 1)
+            out[key] = _walk(value_node, path + (key,), locs)
+            locs[path + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_walk(item, path + (i,), locs) for i, item in enumerate(node.value)]
+    return yaml.SafeLoader.construct_object(_LOADER, node, deep=True)  # type: ignore[arg-type]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_LOADER = _Loader("")
+
+MAX_YAML_BYTES = 4 * 1024 * 1024
+
+
+def load_text(text: str) -> Located:
+    if len(text) > MAX_YAML_BYTES:
+        raise YamlError(f"file larger than {MAX_YAML_BYTES} bytes", 1, 1)
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise YamlError(f"{exc.problem or exc}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(str(exc), 1, 1) from None
+    if node is None:
+        return Located(None, {(): (1, 1)})
+    locs: dict[tuple, Loc] = {}
+    try:
+        data = _walk(node, (), locs)
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        raise YamlError(str(exc.problem), mark.line + 1 if mark else 1, mark.column + 1 if mark else 1) from None
+    return Located(data, locs)
+
+
+def load_file(path: Path) -> Located:
+    return load_text(path.read_text(encoding="utf-8"))
+
+
+def load_plain(path: Path) -> Any:
+    """Plain safe load when locations are not needed (case expectations, site config)."""
+    return yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -1,0 +1,219 @@
+"""The command line: wiring only. Heavy modules are imported inside commands so --help stays fast."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(
+    name="clusterdx",
+    help="Explain why a GPU training cluster is slower than its reference, and what to change.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+kb_app = typer.Typer(help="Work on the knowledge base: lint, test, list, show, graph.", no_args_is_help=True)
+app.add_typer(kb_app, name="kb")
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    INTERNAL_ERROR = 1
+    USAGE = 2
+    KB_INVALID = 3
+    FAIL_ON = 4
+    TESTS_FAILED = 5
+
+
+class OutputFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+def _emit(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+def _fail(message: str, status: ExitStatus) -> "typer.Exit":
+    typer.echo(f"clusterdx: {message}", err=True)
+    return typer.Exit(int(status))
+
+
+def _load_kb(kb_dirs: Optional[List[Path]] = None):
+    from clusterdx.engine.kb import load_kb
+    from clusterdx.engine.problems import KBLoadError
+
+    try:
+        return load_kb(kb_dirs or None)
+    except KBLoadError as exc:
+        raise _fail(str(exc), ExitStatus.KB_INVALID) from None
+
+
+@app.command()
+def diagnose(
+    paths: List[Path] = typer.Argument(None, help="Files, folders or archives of one node (none: this machine)."),
+    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
+                                                  help="A known-good bundle of the same job to compare with."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    node: Optional[str] = typer.Option(None, "--node", help="Name of the node the inputs come from."),
+    scope: Optional[str] = typer.Option(None, "--scope", help="host, container, vm-guest or hypervisor."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every score term and warning."),
+    fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0,
+                                            help="Exit 4 when a hypothesis reaches this confidence."),
+) -> None:
+    """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
+    from clusterdx.engine.diagnose import collect_live, collect_paths, diagnose as run
+    from clusterdx.explainers import renderer
+
+    redact = not no_redact
+    for p in list(paths or []) + list(baseline or []):
+        if not p.exists():
+            raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
+    kb = _load_kb()
+    target = collect_paths(paths, node=node, scope=scope, redact=redact) if paths else collect_live(redact=redact)
+    base = collect_paths(baseline, redact=redact) if baseline else None
+    report = run(target, base, kb=kb, redact=redact)
+    options = {"verbose": verbose}
+    if fmt == OutputFormat.text and output is None:
+        options["color"] = sys.stdout.isatty()
+    _emit(renderer(fmt.value)(report, **options), output)
+    if fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses):
+        raise typer.Exit(int(ExitStatus.FAIL_ON))
+
+
+@app.command()
+def formats(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f")) -> None:
+    """List every supported input format, the command that produces it and the facts it yields."""
+    import orjson
+
+    from clusterdx.facts.formats import all_formats
+
+    rows = [{"name": f.name, "command": f.command, "facts": list(f.facts), "description": f.description}
+            for f in all_formats().values()]
+    if fmt == OutputFormat.json:
+        _emit(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n", None)
+        return
+    for r in rows:
+        typer.echo(f"{r['name']:<22} $ {r['command']}")
+        typer.echo(f"{'':<22}   facts: {', '.join(r['facts'])}")
+
+
+@app.command()
+def explain(item: str = typer.Argument(..., help="A root cause, rule, remediation or probe id.")) -> None:
+    """Print a root cause, rule, remediation or probe from the knowledge base in full."""
+    import yaml
+
+    from clusterdx.engine.problems import did_you_mean
+
+    kb = _load_kb()
+    for table in (kb.nodes, kb.rules, kb.remediations, kb.probes):
+        if item in table:
+            data = table[item].model_dump(mode="json", by_alias=True, exclude_defaults=True)
+            typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+            return
+    known = list(kb.nodes) + list(kb.rules) + list(kb.remediations) + list(kb.probes)
+    raise _fail(f"nothing named {item!r} in the knowledge base; {did_you_mean(item, known)}".rstrip("; "),
+                ExitStatus.USAGE)
+
+
+@app.command()
+def schema(which: str = typer.Argument("report", help="report")) -> None:
+    """Print the JSON Schema of the report, generated from its models."""
+    import orjson
+
+    from clusterdx.engine.report import Report
+
+    if which != "report":
+        raise _fail(f"unknown schema {which!r}", ExitStatus.USAGE)
+    _emit(orjson.dumps(Report.model_json_schema(by_alias=True), option=orjson.OPT_INDENT_2).decode() + "\n", None)
+
+
+@kb_app.command("lint")
+def kb_lint(
+    dirs: List[Path] = typer.Argument(None, help="Knowledge-base folders (default: the shipped one)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
+) -> None:
+    """Report every problem in rules/ and kb/ at once, with codes and file:line:col."""
+    import orjson
+
+    from clusterdx.engine.kb import load_kb
+    from clusterdx.engine.lint import lint_tests
+
+    kb = load_kb(dirs or None, strict=False)
+    lint_tests(kb)
+    problems = kb.problems
+    if fmt == OutputFormat.json:
+        _emit(orjson.dumps([p.as_dict() for p in problems], option=orjson.OPT_INDENT_2).decode() + "\n", None)
+    else:
+        for p in problems:
+            typer.echo(str(p))
+        errors = sum(1 for p in problems if p.severity == "error")
+        typer.echo(f"{len(problems)} problems ({errors} errors, {len(problems) - errors} warnings) in "
+                   f"{len(kb.rules)} rules, {len(kb.nodes)} nodes, {len(kb.remediations)} remediations, "
+                   f"{len(kb.probes)} probes")
+    if any(p.severity == "error" for p in problems):
+        raise typer.Exit(int(ExitStatus.KB_INVALID))
+
+
+@kb_app.command("test")
+def kb_test(
+    dirs: List[Path] = typer.Argument(None, help="Knowledge-base folders (default: the shipped one)."),
+    k: Optional[str] = typer.Option(None, "-k", help="Only cases whose name contains this."),
+) -> None:
+    """Run the rule test cases and print failures with the facts and the firing trace."""
+    from clusterdx.engine.kb import load_kb
+    from clusterdx.engine.ruletest import run_rule_tests
+
+    kb = load_kb(dirs or None, strict=False)
+    if kb.errors:
+        for p in kb.errors:
+            typer.echo(str(p))
+        raise typer.Exit(int(ExitStatus.KB_INVALID))
+    outcomes = run_rule_tests(kb, select=k)
+    failed = [o for o in outcomes if not o.ok]
+    for o in failed:
+        typer.echo(o.report())
+    typer.echo(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
+    if failed:
+        raise typer.Exit(int(ExitStatus.TESTS_FAILED))
+
+
+@kb_app.command("list")
+def kb_list(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f")) -> None:
+    """List root causes and rules."""
+    import orjson
+
+    kb = _load_kb()
+    causes = [{"id": n.id, "layer": n.layer, "seed": n.seed, "prior": n.prior, "title": n.title}
+              for n in sorted(kb.nodes.values(), key=lambda n: (n.layer or "", n.id)) if n.kind == "root_cause"]
+    rules = [{"id": r.id, "status": r.status, "title": r.title, "nodes": [e.node for e in r.evidence]}
+             for r in sorted(kb.rules.values(), key=lambda r: r.id)]
+    if fmt == OutputFormat.json:
+        _emit(orjson.dumps({"causes": causes, "rules": rules}, option=orjson.OPT_INDENT_2).decode() + "\n", None)
+        return
+    typer.echo("Root causes:")
+    for c in causes:
+        typer.echo(f"  {c['id']:<48} {c['layer'] or '':<12} {c['title']}")
+    typer.echo("Rules:")
+    for r in rules:
+        typer.echo(f"  {r['id']:<48} {r['status']:<12} -> {', '.join(r['nodes'])}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

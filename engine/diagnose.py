@@ -1,0 +1,228 @@
+"""The pipeline: inputs -> facts -> derived facts -> rules -> evidence -> ranking -> report."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+from clusterdx import __version__
+from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement
+from clusterdx.engine.kb import KnowledgeBase, load_kb
+from clusterdx.engine.rank import EvidenceRef, Scored, reportable, score
+from clusterdx.engine.report import (
+    Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, RemediationOut,
+    Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
+)
+from clusterdx.facts.base import Fact
+
+_ENGINES: dict[int, RuleEngine] = {}
+
+
+def engine_for(kb: KnowledgeBase) -> RuleEngine:
+    """One compiled engine per knowledge base per process."""
+    key = id(kb)
+    if key not in _ENGINES:
+        _ENGINES[key] = RuleEngine(kb)
+    return _ENGINES[key]
+
+
+@dataclass
+class Collected:
+    """Inputs of one side of a diagnosis, after ingestion."""
+
+    inputs: list[Any]
+    facts: list[Fact]
+    paths: list[str]
+
+
+def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
+                  redact: bool = True) -> Collected:
+    from clusterdx.facts.ingest import ingest
+
+    result = ingest(paths, node=node, scope=scope, redact=redact)
+    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths])
+
+
+def collect_live(redact: bool = True) -> Collected:
+    from clusterdx.facts.ingest import ingest_documents
+    from clusterdx.facts.live import collect_documents
+
+    docs, notes = collect_documents(redact=redact)
+    result = ingest_documents(docs, redact=redact)
+    inputs = list(result.inputs) + notes
+    return Collected(inputs, list(result.facts), ["<this machine>"])
+
+
+def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
+             redact: bool = True) -> Report:
+    from clusterdx.facts.derive import compare, derive_all
+
+    kb = kb or load_kb()
+    facts = derive_all(target.facts)
+    differences: list[Difference] = []
+    if baseline is not None:
+        base_facts = derive_all(baseline.facts)
+        extra, diffs = compare(facts, base_facts)
+        facts = facts + extra
+        differences = [Difference(**d) for d in diffs]
+    engine = engine_for(kb)
+    results, warnings = engine.evaluate(facts)
+    gap = _gap(facts)
+    refs, by_key = _evidence(results)
+    graph = kb.graph
+    assert graph is not None  # load_kb refuses a KB whose graph did not build
+    scored = score(graph, refs, gap.gap_pct if gap else None)
+    hypotheses = [_hypothesis(kb, s, rank, by_key, results) for rank, s in enumerate(reportable(scored), 1)]
+    if gap is not None:
+        explained = min(gap.gap_pct, sum(h.impact_pct for h in hypotheses))
+        gap.explained_pct = round(max(explained, 0.0), 2)
+        gap.unexplained_pct = round(max(gap.gap_pct - explained, 0.0), 2)
+    inputs = [_input_out(i, "target") for i in target.inputs]
+    if baseline is not None:
+        inputs += [_input_out(i, "baseline") for i in baseline.inputs]
+    return Report(
+        tool=ToolInfo(version=__version__, kb_rules=len(kb.rules),
+                      kb_causes=sum(1 for n in kb.nodes.values() if n.kind == "root_cause")),
+        target=target.paths,
+        baseline=baseline.paths if baseline else [],
+        nodes=sorted({f.node for f in target.facts}),
+        inputs=inputs,
+        hypotheses=hypotheses,
+        not_evaluated=_not_evaluated(kb, results),
+        gap=gap,
+        differences=differences,
+        rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
+        warnings=warnings,
+        redacted=redact,
+    )
+
+
+def _input_out(record: Any, side: str) -> InputOut:
+    data = record.model_dump() if hasattr(record, "model_dump") else dict(record)
+    data["side"] = side
+    data["scope"] = str(data.get("scope", "unknown"))
+    return InputOut.model_validate(data)
+
+
+def _gap(facts: Sequence[Fact]) -> Gap | None:
+    """The measured gap, from a baseline comparison of step times when one exists."""
+    for f in facts:
+        if f.fact_type == "compare.metric" and getattr(f, "metric") == "step_time_ms":
+            target, base = getattr(f, "target"), getattr(f, "baseline")
+            if target <= 0 or base <= 0:
+                continue
+            ratio = base / target
+            return Gap(metric="step time (ms)", measured=target, reference=base, ratio=round(ratio, 4),
+                       gap_pct=round(max(0.0, (1 - ratio) * 100), 2), meets_bar=ratio >= 0.95, basis="baseline")
+    return None
+
+
+def _evidence(results: list[RuleResult]) -> tuple[list[EvidenceRef], dict[int, tuple[RuleResult, int]]]:
+    refs: list[EvidenceRef] = []
+    by_key: dict[int, tuple[RuleResult, int]] = {}
+    for r in results:
+        if r.outcome not in ("fired", "refuted"):
+            continue
+        for i, emit in enumerate(r.evidence):
+            key = len(refs)
+            refs.append(EvidenceRef(key, r.rule_id, emit.node, emit.effect, emit.strength))
+            by_key[key] = (r, i)
+    return refs, by_key
+
+
+class _Formatter(string.Formatter):
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        return super().get_field(field_name, args, kwargs)
+
+
+def render_message(template: str, bindings: dict[str, Fact], params: dict[str, Any]) -> str:
+    """Fill a rule's message template with the matched facts' fields and the rule's params."""
+    ns: dict[str, Any] = dict(params)
+    for alias, fact in bindings.items():
+        fields = fact.model_dump(mode="json")
+        fields["source"] = str(fact.source)
+        ns[alias] = SimpleNamespace(**fields)
+    node = next((f.node for f in bindings.values()), "")
+    ns.setdefault("node", node)
+    try:
+        return _Formatter().vformat(template, (), ns)
+    except (KeyError, AttributeError, ValueError, TypeError, IndexError):
+        return template
+
+
+def _fact_out(fact: Fact) -> FactOut:
+    return FactOut(type=fact.fact_type, summary=fact.describe(), source=str(fact.source), node=fact.node,
+                   scope=fact.scope.value)
+
+
+def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> EvidenceOut:
+    rule = kb.rules[result.rule_id]
+    emit = result.evidence[emit_index]
+    first = result.matches[0] if result.matches else None
+    bindings = first.bindings if first else {}
+    engine_params = {p: v.default for p, v in rule.params.items()}
+    facts: list[FactOut] = []
+    for m in result.matches:
+        for fact in m.bindings.values():
+            fo = _fact_out(fact)
+            if fo not in facts:
+                facts.append(fo)
+    data: dict[str, Any] = {}
+    for key, ref in rule.data.items():
+        alias, _, fld = ref.partition(".")
+        if alias in bindings:
+            data[key] = getattr(bindings[alias], fld, None)
+    return EvidenceOut(
+        rule=rule.id, rule_title=rule.title, node=emit.node, effect=emit.effect,  # type: ignore[arg-type]
+        strength=emit.strength, message=render_message(rule.message, bindings, engine_params).strip(),
+        facts=facts, matches=result.match_count or len(result.matches), data=data,
+    )
+
+
+def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple[RuleResult, int]],
+                results: list[RuleResult]) -> Hypothesis:
+    node = kb.nodes[s.cause]
+    graph = kb.graph
+    assert graph is not None
+    supporting, refuting = [], []
+    for t in s.terms:
+        result, idx = by_key[t.evidence]
+        ev = _evidence_out(kb, result, idx)
+        (supporting if t.delta > 0 else refuting).append(ev)
+    remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
+    return Hypothesis(
+        id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
+        confidence=round(s.confidence, 4), prior=s.prior, impact_pct=round(s.expected_pct, 2),
+        cost_pct=list(node.cost_pct), summary=node.summary.strip(),
+        evidence=supporting, refuting_evidence=refuting,
+        score=[TermOut(rule=t.rule_id, node=t.node, effect=t.effect, strength=t.strength,
+                       attenuation=t.attenuation, share=t.share, delta_logit=t.delta) for t in s.terms],
+        causal_path=graph.path_to_top(s.cause),
+        remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
+                                    tradeoff=r.tradeoff.strip(), steps=[StepOut(text=st.text.strip(), command=st.command)
+                                                                        for st in r.steps],
+                                    verify=r.verify.strip(), rollback=r.rollback.strip()) for r in remediations],
+        verification=[VerificationOut(**v.model_dump()) for v in node.verification],
+        references=list(node.references),
+    )
+
+
+def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEvaluated]:
+    out = []
+    for r in results:
+        if r.outcome != "not_evaluated":
+            continue
+        rule = kb.rules[r.rule_id]
+        probes: list[ProbeOut] = []
+        for pat in r.missing:
+            for p in kb.probes_for(pat.fact_type):
+                po = ProbeOut(id=p.id, title=p.title, command=p.command, where=list(p.where),
+                              needs_root=p.needs_root, duration_s=p.duration_s)
+                if po not in probes:
+                    probes.append(po)
+        out.append(NotEvaluated(rule=rule.id, title=rule.title, nodes=sorted({e.node for e in rule.evidence}),
+                                missing=[describe_requirement(p) for p in r.missing], probes=probes))
+    return out

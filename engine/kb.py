@@ -1,0 +1,350 @@
+"""Load the knowledge base (``rules/`` and ``kb/``), validate all of it at once, report every problem.
+
+The shipped knowledge base lives inside the package (``clusterdx.rules``, ``clusterdx.kb``);
+experts may load other folders on top (their checkout, site folders). A document's kind is decided
+by its ``schema`` key, not its folder. Files named ``*.test.yaml`` are rule tests, ``kb/cases`` and
+``kb/reference`` hold case bundles and reference numbers and are loaded by their own modules.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from clusterdx.engine.graph import TOP_SYMPTOM, CausalGraph
+from clusterdx.engine.ir import ConditionError, parse_condition
+from clusterdx.engine.problems import KBLoadError, Problem, did_you_mean
+from clusterdx.engine.schema import DOC_MODELS, OPS, FactPattern, Node, Probe, Remediation, Rule
+from clusterdx.engine.yamlsafe import Located, YamlError, load_file
+
+
+def shipped_dirs() -> tuple[Path, Path]:
+    rules = Path(str(resources.files("clusterdx.rules")))
+    kb = Path(str(resources.files("clusterdx.kb")))
+    return rules, kb
+
+
+SKIP_DIRS = {"cases", "reference", "__pycache__"}
+
+
+@dataclass
+class KnowledgeBase:
+    rules: dict[str, Rule] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    remediations: dict[str, Remediation] = field(default_factory=dict)
+    probes: dict[str, Probe] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)
+    locations: dict[str, Located] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)
+    graph: CausalGraph | None = None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def test_file(self, rule_id: str) -> Path | None:
+        path = self.files.get(rule_id)
+        if path is None:
+            return None
+        candidate = path.with_name(f"{rule_id}.test.yaml")
+        return candidate if candidate.exists() else None
+
+    def probes_for(self, fact_type: str) -> list[Probe]:
+        return [p for p in self.probes.values() if fact_type in p.yields]
+
+    def rules_for_node(self, node_id: str) -> list[Rule]:
+        return [r for r in self.rules.values() if any(e.node == node_id for e in r.evidence)]
+
+
+def _yaml_files(root: Path) -> Iterable[Path]:
+    for path in sorted(root.rglob("*.yaml")):
+        rel = path.relative_to(root).parts
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
+            continue
+        if path.name.endswith(".test.yaml"):
+            continue
+        yield path
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True) -> KnowledgeBase:
+    """Load and validate; raise :class:`KBLoadError` on errors when ``strict``."""
+    from clusterdx.facts.base import load_fact_types
+
+    fact_types = load_fact_types()
+    kb = KnowledgeBase()
+    roots = list(dirs) if dirs is not None else list(shipped_dirs())
+    kb.roots = roots
+    for root in roots:
+        for path in _yaml_files(root):
+            _load_document(kb, path)
+    _check_references(kb, fact_types)
+    _check_graph(kb)
+    _check_coverage(kb)
+    if strict and kb.errors:
+        raise KBLoadError(kb.problems)
+    return kb
+
+
+def _load_document(kb: KnowledgeBase, path: Path) -> None:
+    name = _display(path)
+    try:
+        located = load_file(path)
+    except YamlError as exc:
+        kb.problems.append(Problem("KB001", str(exc), name, exc.line, exc.col))
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        kb.problems.append(Problem("KB001", f"cannot read: {exc}", name, 1, 1))
+        return
+    data = located.data
+    if not isinstance(data, dict):
+        kb.problems.append(Problem("KB002", "expected a mapping with a 'schema' key", name, 1, 1))
+        return
+    schema = data.get("schema")
+    model = DOC_MODELS.get(schema) if isinstance(schema, str) else None
+    if model is None:
+        line, col = located.loc(("schema",))
+        kb.problems.append(Problem("KB002", f"unknown schema {schema!r}", name, line, col,
+                                   hint=did_you_mean(str(schema), DOC_MODELS)))
+        return
+    try:
+        doc = model.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            line, col = located.loc(loc)
+            crumb = " > ".join(str(x) for x in loc)
+            hint = ""
+            if err["type"] == "extra_forbidden" and loc:
+                hint = did_you_mean(str(loc[-1]), model.model_fields)
+            kb.problems.append(Problem("KB101", err["msg"], name, line, col, f"{model.__name__} > {crumb}", hint))
+        return
+    doc_id = getattr(doc, "id")
+    stem = path.name.removesuffix(".yaml")
+    if stem != doc_id:
+        line, col = located.loc(("id",))
+        kb.problems.append(Problem("KB102", f"id {doc_id!r} does not match file name {stem!r}", name, line, col))
+    table: dict[str, Any] = {
+        Rule: kb.rules, Node: kb.nodes, Remediation: kb.remediations, Probe: kb.probes,
+    }[type(doc)]
+    key = f"{type(doc).__name__}:{doc_id}"
+    if doc_id in table:
+        line, col = located.loc(("id",))
+        kb.problems.append(Problem("KB103", f"{type(doc).__name__.lower()} {doc_id!r} defined again "
+                                   f"(first in {_display(kb.files[key])})", name, line, col))
+        # a later folder overrides an earlier one (site folders on top of the shipped KB)
+    table[doc_id] = doc
+    kb.files[key] = path
+    if isinstance(doc, Rule):
+        kb.files[doc_id] = path
+    kb.locations[key] = located
+
+
+def _problem_at(kb: KnowledgeBase, kind: str, doc_id: str, path: tuple, code: str, message: str,
+                hint: str = "", severity: str = "error") -> None:
+    key = f"{kind}:{doc_id}"
+    located = kb.locations.get(key)
+    line, col = located.loc(path) if located else (0, 0)
+    crumb = f"{kind}(id={doc_id!r})" + "".join(f" > {p}" for p in path)
+    kb.problems.append(Problem(code, message, _display(kb.files[key]) if key in kb.files else "",
+                               line, col, crumb, hint, severity))  # type: ignore[arg-type]
+
+
+_TEMPLATE_FIELD = re.compile(r"^([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?$")
+
+
+def _check_pattern(kb: KnowledgeBase, rule: Rule, path: tuple, pat: FactPattern, fact_types: dict) -> None:
+    from clusterdx.facts.base import field_kinds
+
+    cls = fact_types.get(pat.fact)
+    if cls is None:
+        _problem_at(kb, "Rule", rule.id, path + ("fact",), "KB202", f"unknown fact type {pat.fact!r}",
+                    did_you_mean(pat.fact, fact_types))
+        return
+    kinds = field_kinds(cls)
+    for fld, spec in pat.where.items():
+        if fld not in kinds:
+            _problem_at(kb, "Rule", rule.id, path + ("where", fld), "KB203",
+                        f"fact type {pat.fact!r} has no field {fld!r}", did_you_mean(fld, kinds))
+            continue
+        ops = spec.items() if isinstance(spec, dict) else [("eq", spec)]
+        for op, value in ops:
+            if op not in OPS:
+                _problem_at(kb, "Rule", rule.id, path + ("where", fld, op), "KB207",
+                            f"unknown operator {op!r}", did_you_mean(op, OPS))
+                continue
+            _check_value(kb, rule, path + ("where", fld), fld, kinds[fld], op, value)
+
+
+def _check_value(kb: KnowledgeBase, rule: Rule, path: tuple, fld: str, kind: str, op: str, value: Any) -> None:
+    values = value if op in ("in", "not_in") else [value]
+    if op in ("in", "not_in") and not isinstance(value, list):
+        _problem_at(kb, "Rule", rule.id, path, "KB206", f"{op} takes a list")
+        return
+    for v in values:
+        if isinstance(v, str) and v.startswith("$"):
+            pname = v[1:]
+            if pname not in rule.params:
+                _problem_at(kb, "Rule", rule.id, path, "KB204", f"unknown param {pname!r}",
+                            did_you_mean(pname, rule.params))
+                continue
+            v = rule.params[pname].default
+        if op == "exists":
+            if not isinstance(v, bool):
+                _problem_at(kb, "Rule", rule.id, path, "KB206", "exists takes true or false")
+            continue
+        if op == "matches":
+            try:
+                re.compile(str(v))
+            except re.error as exc:
+                _problem_at(kb, "Rule", rule.id, path, "KB208", f"bad regex {v!r}: {exc}")
+            if kind != "string":
+                _problem_at(kb, "Rule", rule.id, path, "KB206", f"matches needs a string field; {fld!r} is {kind}")
+            continue
+        if op == "contains":
+            if kind != "list":
+                _problem_at(kb, "Rule", rule.id, path, "KB206", f"contains needs a list field; {fld!r} is {kind}")
+            continue
+        ok = {
+            "number": isinstance(v, (int, float)) and not isinstance(v, bool),
+            "string": isinstance(v, str),
+            "bool": isinstance(v, bool),
+        }.get(kind, True)
+        if op in ("gt", "gte", "lt", "lte") and kind not in ("number", "string"):
+            ok = False
+        if not ok:
+            _problem_at(kb, "Rule", rule.id, path, "KB206",
+                        f"field {fld!r} is {kind} but the rule compares it with {v!r} ({type(v).__name__})")
+
+
+def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
+    for rule in kb.rules.values():
+        for alias, pat in rule.match.items():
+            if not re.fullmatch(r"[A-Za-z_]\w*", alias) or alias in ("and", "or", "not"):
+                _problem_at(kb, "Rule", rule.id, ("match", alias), "KB301", f"alias {alias!r} is not a plain name")
+            _check_pattern(kb, rule, ("match", alias), pat, fact_types)
+        for i, req in enumerate(rule.requires.facts):
+            if isinstance(req, str):
+                if req not in fact_types:
+                    _problem_at(kb, "Rule", rule.id, ("requires", "facts", i), "KB202",
+                                f"unknown fact type {req!r}", did_you_mean(req, fact_types))
+            else:
+                _check_pattern(kb, rule, ("requires", "facts", i), req, fact_types)
+        try:
+            parse_condition(rule.condition, list(rule.match))
+        except ConditionError as exc:
+            _problem_at(kb, "Rule", rule.id, ("condition",), "KB301", f"{exc} (column {exc.col})")
+        for i, ev in enumerate(rule.evidence):
+            if ev.node not in kb.nodes:
+                _problem_at(kb, "Rule", rule.id, ("evidence", i, "node"), "KB201",
+                            f"unknown graph node {ev.node!r}", did_you_mean(ev.node, kb.nodes))
+        _check_template(kb, rule, ("message",), rule.message, fact_types)
+        for key, ref in rule.data.items():
+            _check_template(kb, rule, ("data", key), "{" + ref + "}", fact_types)
+    for node in kb.nodes.values():
+        for i, edge in enumerate(node.causes):
+            if edge.node not in kb.nodes:
+                _problem_at(kb, "Node", node.id, ("causes", i, "node"), "KB201",
+                            f"unknown graph node {edge.node!r}", did_you_mean(edge.node, kb.nodes))
+        for i, rem in enumerate(node.remediations):
+            if rem not in kb.remediations:
+                _problem_at(kb, "Node", node.id, ("remediations", i), "KB205",
+                            f"unknown remediation {rem!r}", did_you_mean(rem, kb.remediations))
+        if node.kind == "root_cause":
+            missing = [f for f in ("layer", "prior") if getattr(node, f) is None]
+            if len(node.cost_pct) != 2:
+                missing.append("cost_pct [low, high]")
+            if not node.remediations:
+                missing.append("remediations")
+            if not node.verification:
+                missing.append("verification")
+            if not node.references:
+                missing.append("references")
+            if missing:
+                _problem_at(kb, "Node", node.id, (), "KB503", "root cause lacks " + ", ".join(missing))
+    for rem in kb.remediations.values():
+        for i, target in enumerate(rem.addresses):
+            if target not in kb.nodes:
+                _problem_at(kb, "Remediation", rem.id, ("addresses", i), "KB201",
+                            f"unknown graph node {target!r}", did_you_mean(target, kb.nodes))
+    for probe in kb.probes.values():
+        for i, ft in enumerate(probe.yields):
+            if ft not in fact_types:
+                _problem_at(kb, "Probe", probe.id, ("yields", i), "KB209", f"unknown fact type {ft!r}",
+                            did_you_mean(ft, fact_types))
+
+
+def _check_template(kb: KnowledgeBase, rule: Rule, path: tuple, template: str, fact_types: dict) -> None:
+    from clusterdx.facts.base import field_kinds
+
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        _problem_at(kb, "Rule", rule.id, path, "KB401", f"bad template: {exc}")
+        return
+    for _, fname, _, _ in parsed:
+        if fname is None:
+            continue
+        m = _TEMPLATE_FIELD.match(fname)
+        if not m:
+            _problem_at(kb, "Rule", rule.id, path, "KB401", f"template field {fname!r} must be alias.field or param")
+            continue
+        alias, fld = m.group(1), m.group(2)
+        if fld is None:
+            if alias not in rule.params and alias not in ("node",):
+                _problem_at(kb, "Rule", rule.id, path, "KB401", f"unknown template name {alias!r}",
+                            did_you_mean(alias, list(rule.params) + list(rule.match)))
+            continue
+        if alias not in rule.match:
+            _problem_at(kb, "Rule", rule.id, path, "KB401", f"unknown alias {alias!r} in template",
+                        did_you_mean(alias, rule.match))
+            continue
+        cls = fact_types.get(rule.match[alias].fact)
+        if cls is not None and fld not in field_kinds(cls) and fld != "source":
+            _problem_at(kb, "Rule", rule.id, path, "KB401", f"fact type {cls.fact_type!r} has no field {fld!r}",
+                        did_you_mean(fld, field_kinds(cls)))
+
+
+def _check_graph(kb: KnowledgeBase) -> None:
+    graph = CausalGraph.build(kb.nodes)
+    cycles = graph.cycles()
+    for cycle in cycles:
+        _problem_at(kb, "Node", cycle[0], ("causes",), "KB501", "cycle: " + " -> ".join(cycle + [cycle[0]]))
+    if not cycles:
+        if kb.nodes and TOP_SYMPTOM not in kb.nodes:
+            kb.problems.append(Problem("KB502", f"the top symptom {TOP_SYMPTOM!r} is not defined"))
+        else:
+            for root in graph.unreachable_root_causes():
+                _problem_at(kb, "Node", root, ("causes",), "KB502",
+                            f"root cause {root!r} does not reach {TOP_SYMPTOM!r}")
+        kb.graph = graph
+
+
+def _check_coverage(kb: KnowledgeBase) -> None:
+    evidenced = {e.node for r in kb.rules.values() for e in r.evidence}
+    targets = {e.node for n in kb.nodes.values() for e in n.causes}
+    for node in kb.nodes.values():
+        if node.kind == "root_cause" and node.id not in evidenced and kb.graph is not None:
+            downstream = set(kb.graph.attenuation.get(node.id, {})) - {TOP_SYMPTOM}
+            if not (downstream & evidenced):
+                _problem_at(kb, "Node", node.id, (), "KB901",
+                            f"no rule gives evidence for root cause {node.id!r} or anything it causes",
+                            severity="warning")
+        if node.kind != "root_cause" and node.id != TOP_SYMPTOM and node.id not in targets:
+            _problem_at(kb, "Node", node.id, (), "KB903", f"nothing causes node {node.id!r}", severity="warning")
+    for rule in kb.rules.values():
+        if kb.test_file(rule.id) is None:
+            _problem_at(kb, "Rule", rule.id, (), "KB902", f"rule {rule.id!r} has no {rule.id}.test.yaml beside it")

@@ -1,0 +1,185 @@
+"""The report object every explainer renders (schema ``clusterdx.report/1``).
+
+It is data only: the engine fills it, explainers turn it into text, JSON, Markdown or HTML. The
+JSON Schema published in ``docs/report.schema.json`` is generated from these models
+(``clusterdx schema report``), and tests validate real output against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA = "clusterdx.report/1"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class InputWarningOut(Model):
+    line: int
+    message: str
+
+
+class InputOut(Model):
+    path: str
+    format: str | None
+    confidence: float
+    status: Literal["parsed", "partial", "unrecognized", "error", "skipped"]
+    reason: str = ""
+    first_line: str = ""
+    line_start: int = 1
+    line_end: int = 0
+    command: str | None = None
+    node: str
+    scope: str
+    size_bytes: int = 0
+    facts: int = 0
+    warnings: list[InputWarningOut] = Field(default_factory=list)
+    side: Literal["target", "baseline"] = "target"
+
+
+class FactOut(Model):
+    type: str
+    summary: str
+    source: str
+    node: str
+    scope: str
+
+
+class EvidenceOut(Model):
+    rule: str
+    rule_title: str
+    node: str
+    effect: Literal["supports", "refutes"]
+    strength: str
+    message: str
+    facts: list[FactOut]
+    matches: int
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TermOut(Model):
+    rule: str
+    node: str
+    effect: str
+    strength: str
+    attenuation: float
+    share: float
+    delta_logit: float
+
+
+class StepOut(Model):
+    text: str
+    command: str = ""
+
+
+class RemediationOut(Model):
+    id: str
+    title: str
+    risk: str
+    effort: str
+    disruption: str
+    tradeoff: str = ""
+    steps: list[StepOut]
+    verify: str
+    rollback: str
+
+
+class VerificationOut(Model):
+    check: str
+    command: str = ""
+    expect: str
+    recovery_pct: list[float] = Field(default_factory=list)
+
+
+class Hypothesis(Model):
+    id: str
+    title: str
+    layer: str
+    seed: list[str] = Field(default_factory=list)
+    rank: int
+    confidence: float = Field(ge=0.0, le=1.0)
+    prior: float
+    impact_pct: float
+    cost_pct: list[float]
+    summary: str = ""
+    evidence: list[EvidenceOut]
+    refuting_evidence: list[EvidenceOut] = Field(default_factory=list)
+    score: list[TermOut]
+    causal_path: list[str]
+    remediation: list[RemediationOut]
+    verification: list[VerificationOut]
+    references: list[str]
+
+
+class ProbeOut(Model):
+    id: str
+    title: str
+    command: str
+    where: list[str]
+    needs_root: bool
+    duration_s: float
+
+
+class NotEvaluated(Model):
+    rule: str
+    title: str
+    nodes: list[str]
+    missing: list[str]
+    probes: list[ProbeOut]
+
+
+class RuleOutcomeOut(Model):
+    rule: str
+    outcome: Literal["fired", "refuted", "silent", "not_evaluated"]
+
+
+class Gap(Model):
+    metric: str
+    measured: float
+    reference: float
+    ratio: float
+    gap_pct: float
+    meets_bar: bool
+    bar: float = 0.95
+    basis: Literal["baseline", "reference"]
+    explained_pct: float = 0.0
+    unexplained_pct: float = 0.0
+
+
+class Difference(Model):
+    what: str
+    target: str
+    baseline: str
+    source: str = ""
+
+
+class ToolInfo(Model):
+    name: str = "clusterdx"
+    version: str
+    kb_rules: int
+    kb_causes: int
+
+
+class Report(Model):
+    schema_: Literal["clusterdx.report/1"] = Field(REPORT_SCHEMA, alias="schema")
+    tool: ToolInfo
+    target: list[str]
+    baseline: list[str] = Field(default_factory=list)
+    nodes: list[str] = Field(default_factory=list)
+    inputs: list[InputOut]
+    hypotheses: list[Hypothesis]
+    not_evaluated: list[NotEvaluated]
+    gap: Gap | None = None
+    differences: list[Difference] = Field(default_factory=list)
+    rules: list[RuleOutcomeOut] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    redacted: bool = True
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)

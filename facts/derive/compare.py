@@ -1,0 +1,70 @@
+"""Target against baseline: the differences that matter, as facts rules can use."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from clusterdx.facts.base import Fact
+from clusterdx.facts.derive._common import is_comm_var, of_type
+from clusterdx.facts.model.derived import CompareEnvMissing, CompareMetric, CompareSetting
+
+
+def _first(facts: Sequence[Fact], fact_type: str, **match: Any) -> Fact | None:
+    for f in of_type(facts, fact_type):
+        if all(getattr(f, k, None) == v for k, v in match.items()):
+            return f
+    return None
+
+
+def _settings(facts: Sequence[Fact]) -> dict[str, tuple[str, Fact]]:
+    out: dict[str, tuple[str, Fact]] = {}
+    for s in of_type(facts, "kernel.sysctl"):
+        out[f"sysctl {s.key}"] = (s.value, s)
+    for p in of_type(facts, "kernel.page_size"):
+        out["page size"] = (str(p.bytes), p)
+    for g in of_type(facts, "cpu.governor_summary"):
+        out["CPU governors"] = (",".join(g.governors), g)
+    for i in of_type(facts, "cpu.idle_summary"):
+        out["enabled idle states"] = (str(i.enabled_count), i)
+    for c in of_type(facts, "kernel.cmdline"):
+        out["kernel command line"] = (c.raw, c)
+    for v in of_type(facts, "nccl.version"):
+        out["NCCL version"] = (v.version, v)
+    for v in of_type(facts, "platform.virtualization"):
+        out["virtualization"] = (v.role, v)
+    for fam in of_type(facts, "perf.symbol_family"):
+        out[f"perf {fam.family} share"] = (f"{fam.share_pct:.1f}%", fam)
+    return out
+
+
+def compare(target: Sequence[Fact], baseline: Sequence[Fact]) -> tuple[list[Fact], list[dict[str, Any]]]:
+    facts: list[Fact] = []
+    diffs: list[dict[str, Any]] = []
+    t_step = _first(target, "train.step_stats")
+    b_step = _first(baseline, "train.step_stats")
+    if t_step is not None and b_step is not None and b_step.window_median_ms > 0:
+        ratio = t_step.window_median_ms / b_step.window_median_ms
+        facts.append(CompareMetric(node=t_step.node, scope=t_step.scope, source=t_step.source, metric="step_time_ms",
+                                   target=t_step.window_median_ms, baseline=b_step.window_median_ms,
+                                   ratio=round(ratio, 4)))
+        diffs.append({"what": "step time (median of steady-state window, ms)", "target": f"{t_step.window_median_ms:g}",
+                      "baseline": f"{b_step.window_median_ms:g}", "source": str(t_step.source)})
+    t_dumps = [d for d in of_type(target, "env.dump") if d.complete]
+    b_vars = {v.name: v for v in of_type(baseline, "env.var") if is_comm_var(v.name)}
+    b_complete = any(d.complete for d in of_type(baseline, "env.dump"))
+    if t_dumps and b_complete:
+        t_names = {v.name for v in of_type(target, "env.var")}
+        anchor = t_dumps[0]
+        for name in sorted(set(b_vars) - t_names):
+            facts.append(CompareEnvMissing(node=anchor.node, scope=anchor.scope, source=anchor.source, name=name,
+                                           baseline_value=b_vars[name].value))
+            diffs.append({"what": f"environment {name}", "target": "(unset)", "baseline": b_vars[name].value,
+                          "source": str(b_vars[name].source)})
+    t_set, b_set = _settings(target), _settings(baseline)
+    for what in sorted(set(t_set) & set(b_set)):
+        (tv, tf), (bv, _) = t_set[what], b_set[what]
+        if tv != bv:
+            facts.append(CompareSetting(node=tf.node, scope=tf.scope, source=tf.source, what=what, target=tv,
+                                        baseline=bv))
+            diffs.append({"what": what, "target": tv, "baseline": bv, "source": str(tf.source)})
+    return facts, diffs

@@ -1,0 +1,752 @@
+"""Inputs to facts: files, directories, archives and transcripts, every one accounted for.
+
+:func:`ingest` takes whatever the user pointed at (single files of any name, directories walked
+recursively in sorted order, tar / zip / gzip archives recognised by their magic bytes) and
+returns an :class:`IngestResult`: the facts, and one :class:`InputRecord` per document that says
+what became of it (parsed, partial, unrecognized, error or skipped, with the reason). Nothing is
+dropped silently and nothing in the input can make it raise.
+
+Each file is decoded (UTF-8 with or without BOM, UTF-16/32 with BOM, else latin-1 with a
+warning); a file with NUL bytes in its first 8 KiB is binary and offered only to binary formats.
+A text file with shell prompts is split into one document per command
+(:mod:`clusterdx.facts.transcript`). Every document is sniffed (:mod:`clusterdx.facts.sniff`)
+and parsed by the winner.
+
+Node: the ``node`` argument, else the ``host`` of the nearest ``manifest.json`` above the file
+(a bundle root, in a directory or an archive), else the host name of a transcript prompt, else
+``"node"``. Scope: the ``scope`` argument, else ``container`` for a transcript command run through
+``docker exec``, ``kubectl exec``, ``srun --container-image`` and the like, else the nearest path
+component (file name first) naming one (``container``, ``pod``, ``docker``, ``vm``, ``guest``,
+``host``, ``baremetal``, ``bare-metal``, ``hypervisor``; alone or as a ``-``/``_`` separated word
+such as ``container-env.txt``), else the manifest's ``scope``, else ``unknown``.
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document
+    >>> res = ingest_documents([Document.from_text("vm.swappiness = 60\\n", name="s.txt")])
+    >>> r = res.inputs[0]
+    >>> (r.path, r.format, r.status, r.facts)
+    ('s.txt', 'sysctl', 'parsed', 1)
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Sequence
+
+from pydantic import BaseModel, Field
+
+from clusterdx.facts.archive import (Budget, Limits, Member, Quota, detect, human,
+                                     open_archive)
+from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope
+from clusterdx.facts.document import Document, ParseContext, split_lines
+from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
+from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
+
+__all__ = ["InputWarning", "InputRecord", "IngestResult", "Limits", "ingest", "ingest_documents",
+           "scope_from_name", "scope_from_command"]
+
+DEFAULT_NODE = "node"
+MANIFEST_NAME = "manifest.json"
+_MANIFEST_MAX_BYTES = 1 << 20
+_BINARY_PROBE = 8192
+
+Status = Literal["parsed", "partial", "unrecognized", "error", "skipped"]
+
+
+class InputWarning(BaseModel):
+    line: int
+    message: str
+
+
+class InputRecord(BaseModel):
+    """What became of one document (a file, an archive member or a transcript segment)."""
+
+    #: as given by the user; archive members as ``a.tgz!/sub/x.txt``; transcript segments ``s.txt#3``
+    path: str
+    format: str | None
+    confidence: float
+    status: Status
+    reason: str = ""
+    first_line: str = ""
+    line_start: int = 1
+    line_end: int = 0
+    command: str | None = None
+    node: str
+    scope: str
+    size_bytes: int = 0
+    facts: int = 0
+    warnings: list[InputWarning] = Field(default_factory=list)
+
+
+@dataclass
+class IngestResult:
+    inputs: list[InputRecord] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+
+# -- node and scope attribution -----------------------------------------------------------------
+
+_SCOPE_WORDS = {
+    "container": Scope.container, "containers": Scope.container, "pod": Scope.container,
+    "docker": Scope.container,
+    "guest": Scope.vm_guest, "vm": Scope.vm_guest,
+    "host": Scope.host, "baremetal": Scope.host, "bare-metal": Scope.host,
+    "bare_metal": Scope.host,
+    "hypervisor": Scope.hypervisor,
+}
+_WORD_SPLIT = re.compile(r"[-_.\s]+")
+
+_MANIFEST_SCOPES = {
+    **{s.value: s for s in Scope}, **_SCOPE_WORDS,
+    "vm_guest": Scope.vm_guest, "vm-guest": Scope.vm_guest,
+}
+
+_CONTAINER_COMMAND = re.compile(
+    r"""\b(?:
+        (?:docker|podman|nerdctl)\s+(?:container\s+)?(?:exec|run)\b
+      | kubectl\s+(?:\S+\s+)*?exec\b
+      | oc\s+(?:\S+\s+)*?(?:exec|rsh)\b
+      | srun\b[^|;&]*?--container-(?:image|name)\b
+      | enroot\s+(?:start|exec)\b
+      | (?:apptainer|singularity)\s+(?:exec|run|shell)\b
+    )""",
+    re.VERBOSE,
+)
+
+
+def scope_from_name(name: str) -> Scope | None:
+    """The scope a path component names, or None (also when it names two different scopes).
+
+    >>> scope_from_name("container-env.txt"), scope_from_name("host_env.txt")
+    (<Scope.container: 'container'>, <Scope.host: 'host'>)
+    >>> scope_from_name("lscpu-grace-bare-metal.txt"), scope_from_name("hostname.txt")
+    (<Scope.host: 'host'>, None)
+    """
+    lower = name.lower()
+    if lower in _SCOPE_WORDS:
+        return _SCOPE_WORDS[lower]
+    words = [w for w in _WORD_SPLIT.split(lower) if w]
+    found = {_SCOPE_WORDS[w] for w in words if w in _SCOPE_WORDS}
+    for a, b in zip(words, words[1:]):
+        if a == "bare" and b == "metal":
+            found.add(Scope.host)
+    if len(found) == 1:
+        return found.pop()
+    if found == {Scope.vm_guest, Scope.host} and "vm" in words and "host" not in words:
+        return Scope.vm_guest
+    return None
+
+
+def scope_from_command(command: str | None) -> Scope | None:
+    """``container`` for a command run inside a container runtime, else None.
+
+    >>> scope_from_command("docker exec -it trainer env")
+    <Scope.container: 'container'>
+    >>> scope_from_command("systemd-detect-virt --container") is None
+    True
+    """
+    if command and _CONTAINER_COMMAND.search(command):
+        return Scope.container
+    return None
+
+
+@dataclass(frozen=True)
+class _Manifest:
+    host: str | None
+    scope: Scope | None
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a document sits: its path components and the nearest manifest above it."""
+
+    parts: tuple[str, ...]
+    manifest: _Manifest | None = None
+    #: components ``parts[manifest_depth:]`` lie below the manifest's directory
+    manifest_depth: int = 0
+
+    def child(self, rel: str, manifests: dict[tuple[str, ...], _Manifest],
+              base_len: int) -> "_Where":
+        rel_parts = tuple(p for p in rel.split("/") if p)
+        parts = self.parts + rel_parts
+        dirs = rel_parts[:-1]
+        for k in range(len(dirs), -1, -1):
+            m = manifests.get(dirs[:k])
+            if m is not None:
+                return _Where(parts, m, base_len + k)
+        return _Where(parts, self.manifest, self.manifest_depth)
+
+
+# -- the ingestion run --------------------------------------------------------------------------
+
+
+def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
+           redact: bool = True, limits: Limits | None = None,
+           formats: FormatsArg = None) -> IngestResult:
+    """Read, split, sniff and parse every file under ``paths``; see the module docstring."""
+    run = _Run(limits or Limits(), node, scope, redact, formats)
+    for p in paths:
+        run.add_path(p)
+    return run.result
+
+
+def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
+                     scope: str | None = None, redact: bool | None = None,
+                     formats: FormatsArg = None) -> IngestResult:
+    """Sniff and parse prepared documents (live collection, tests); no splitting, no files.
+
+    ``node``/``scope``/``redact`` override what the documents carry when given.
+    """
+    run = _Run(Limits(), node, scope, True if redact is None else redact, formats)
+    for doc in docs:
+        changes: dict = {}
+        if node:
+            changes["node"] = node
+        if run.scope_arg is not None:
+            changes["scope"] = run.scope_arg
+        if redact is not None:
+            changes["redact"] = redact
+        d = dataclasses.replace(doc, **changes) if changes else doc
+        size = len(d.raw) if d.raw is not None else len(d.text.encode("utf-8", "replace"))
+        start = d.first_line
+        end = d.first_line + len(d.lines) - 1 if d.lines else 0
+        run.process(d, path=d.name, size=size, line_start=start, line_end=end)
+    return run.result
+
+
+def _coerce_scope(scope: str | Scope | None) -> Scope | None:
+    if scope is None:
+        return None
+    if isinstance(scope, Scope):
+        return scope
+    key = str(scope).strip().lower()
+    if key in _MANIFEST_SCOPES:
+        return _MANIFEST_SCOPES[key]
+    raise ValueError(f"unknown scope {scope!r}; expected one of "
+                     f"{', '.join(s.value for s in Scope)}")
+
+
+def _first_nonempty(lines: Sequence[str]) -> str:
+    for ln in lines:
+        s = ln.strip()
+        if s:
+            return s[:120]
+    return ""
+
+
+def _binary_preview(data: bytes) -> str:
+    head = data[:120]
+    return "".join(chr(b) if 32 <= b < 127 else "." for b in head)
+
+
+class _Run:
+    def __init__(self, limits: Limits, node: str | None, scope: str | None, redact: bool,
+                 formats: FormatsArg):
+        self.limits = limits
+        self.node_arg = node or None
+        self.scope_arg = _coerce_scope(scope)
+        self.redact = redact
+        self.formats = format_list(formats)
+        self.budget = Budget(limits.max_total_bytes)
+        self.result = IngestResult()
+
+    # -- attribution
+
+    def node_for(self, where: _Where, prompt_host: str | None = None) -> str:
+        if self.node_arg:
+            return self.node_arg
+        if where.manifest is not None and where.manifest.host:
+            return where.manifest.host
+        if prompt_host and not CONTAINER_ID_HOST.match(prompt_host):
+            return prompt_host
+        return DEFAULT_NODE
+
+    def scope_for(self, where: _Where, command: str | None = None,
+                  prompt_host: str | None = None) -> Scope:
+        if self.scope_arg is not None:
+            return self.scope_arg
+        by_cmd = scope_from_command(command)
+        if by_cmd is not None:
+            return by_cmd
+        if prompt_host and CONTAINER_ID_HOST.match(prompt_host):
+            return Scope.container
+        m = where.manifest
+        for i in range(len(where.parts) - 1, -1, -1):
+            if m is not None and m.scope is not None and i < where.manifest_depth:
+                return m.scope
+            s = scope_from_name(where.parts[i])
+            if s is not None:
+                return s
+        if m is not None and m.scope is not None:
+            return m.scope
+        return Scope.unknown
+
+    # -- records
+
+    def record(self, where: _Where | None, **kw) -> InputRecord:
+        w = where or _Where(())
+        kw.setdefault("node", self.node_for(w))
+        kw.setdefault("scope", self.scope_for(w).value)
+        kw.setdefault("format", None)
+        kw.setdefault("confidence", 0.0)
+        rec = InputRecord(**kw)
+        self.result.inputs.append(rec)
+        return rec
+
+    # -- paths
+
+    def add_path(self, given: str | Path) -> None:
+        display = os.fspath(given)
+        p = Path(display)
+        where = _Where(tuple(x for x in p.parts if x not in ("/", "\\", ".")))
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            self.record(where, path=display, status="error", reason="no such file or directory")
+            return
+        except OSError as exc:
+            self.record(where, path=display, status="skipped", reason=f"cannot read: {exc.strerror or exc}")
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.add_dir(p, display, where)
+        else:
+            self.add_file(p, display, where, st)
+
+    def add_dir(self, root: Path, display: str, where: _Where) -> None:
+        entries: list[tuple[tuple[str, ...], str | None]] = []  # (rel parts, skip reason)
+        self._walk(root, (), entries)
+        if not entries:
+            self.record(where, path=display, status="skipped", reason="empty directory")
+            return
+        entries.sort(key=lambda e: e[0])
+        files = {parts: reason for parts, reason in entries}
+
+        def load(parts: tuple[str, ...]) -> bytes | None:
+            path = root.joinpath(*parts)
+            try:
+                with open(path, "rb") as fh:
+                    return fh.read(_MANIFEST_MAX_BYTES)
+            except OSError:
+                return None
+
+        manifests, manifest_records = self._manifests(
+            [parts for parts, reason in entries if reason is None], load,
+            lambda parts: os.path.join(display, *parts), where)
+        base_len = len(where.parts)
+        for parts, reason in entries:
+            rel = "/".join(parts)
+            path_display = os.path.join(display, *parts)
+            w = where.child(rel, manifests, base_len)
+            if parts in manifest_records:
+                self.result.inputs.append(manifest_records[parts])
+                continue
+            if files[parts] is not None:
+                self.record(w, path=path_display, status="skipped", reason=files[parts] or "")
+                continue
+            full = root.joinpath(*parts)
+            try:
+                st = os.stat(full)
+            except OSError as exc:
+                self.record(w, path=path_display, status="skipped",
+                            reason=f"cannot read: {exc.strerror or exc}")
+                continue
+            self.add_file(full, path_display, w, st)
+
+    def _walk(self, d: Path, rel: tuple[str, ...],
+              out: list[tuple[tuple[str, ...], str | None]]) -> None:
+        try:
+            with os.scandir(d) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            out.append((rel or (".",), f"cannot list directory: {exc.strerror or exc}"))
+            return
+        for e in items:
+            parts = rel + (e.name,)
+            if _is_macos_metadata(e.name):
+                if e.is_dir(follow_symlinks=False):
+                    out.append((parts, "macOS metadata folder (not read)"))
+                else:
+                    out.append((parts, "macOS metadata file (not read)"))
+                continue
+            try:
+                if e.is_symlink():
+                    try:
+                        st = os.stat(e.path)
+                    except OSError:
+                        out.append((parts, "broken symbolic link"))
+                        continue
+                    if stat.S_ISREG(st.st_mode):
+                        out.append((parts, None))
+                    elif stat.S_ISDIR(st.st_mode):
+                        out.append((parts, "symbolic link to a directory (not followed)"))
+                    else:
+                        out.append((parts, "symbolic link to a special file (not read)"))
+                elif e.is_dir(follow_symlinks=False):
+                    before = len(out)
+                    self._walk(Path(e.path), parts, out)
+                    if len(out) == before:
+                        pass  # an empty sub-folder holds no input
+                elif e.is_file(follow_symlinks=False):
+                    out.append((parts, None))
+                else:
+                    out.append((parts, "not a regular file (device, FIFO or socket)"))
+            except OSError as exc:
+                out.append((parts, f"cannot read: {exc.strerror or exc}"))
+
+    def add_file(self, path: Path, display: str, where: _Where, st: os.stat_result) -> None:
+        if not stat.S_ISREG(st.st_mode):
+            self.record(where, path=display, status="skipped",
+                        reason="not a regular file (device, FIFO or socket)")
+            return
+        size = st.st_size
+        cap = self.limits.max_file_bytes
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(512)
+                kind = detect(head)
+                if kind is not None:
+                    if size > self.budget.left:
+                        self.record(where, path=display, status="skipped", size_bytes=size,
+                                    reason=f"{kind} archive of {human(size)} is over the "
+                                           f"remaining size budget ({human(self.budget.left)} of "
+                                           f"{human(self.limits.max_total_bytes)})")
+                        return
+                    data = head + fh.read(max(0, size - len(head)))
+                    self.budget.take(len(data))
+                    self.add_archive(data, display, where, depth=0, quota=Quota(self.limits.max_members), kind=kind)
+                    return
+                want = min(cap, self.budget.left)
+                if want <= 0 and size > 0:
+                    self.record(where, path=display, status="skipped", size_bytes=size,
+                                reason=f"total size limit of {human(self.limits.max_total_bytes)} reached")
+                    return
+                data = head[:want] + (fh.read(want - len(head)) if want > len(head) else b"")
+        except OSError as exc:
+            self.record(where, path=display, status="skipped", size_bytes=size,
+                        reason=f"cannot read: {exc.strerror or exc}")
+            return
+        self.budget.take(len(data))
+        truncated = size > len(data)
+        note = ""
+        if truncated:
+            if len(data) < cap:
+                note = (f"truncated at {human(len(data))} of {human(size)}: total size limit of "
+                        f"{human(self.limits.max_total_bytes)} reached")
+            else:
+                note = f"truncated at {human(cap)} of {human(size)}"
+        self.add_blob(data, display, where, size=size, truncated_note=note, depth=0,
+                      quota=None, path=str(path))
+
+    # -- archives
+
+    def add_archive(self, data: bytes, display: str, where: _Where, depth: int,
+                    quota: Quota, kind: str | None = None) -> None:
+        kind = kind or detect(data[:512])
+        if depth > self.limits.max_nesting:
+            self.record(where, path=display, status="skipped", size_bytes=len(data),
+                        reason=f"{kind} archive nested more than {self.limits.max_nesting} "
+                               "level(s) deep (not opened)")
+            return
+        try:
+            listing = open_archive(data, display, self.limits, self.budget, quota, kind=kind)
+        except Exception as exc:  # never let one archive cost the report
+            self.record(where, path=display, status="error", size_bytes=len(data),
+                        reason=f"internal archive error: {type(exc).__name__}: {exc}")
+            return
+        for status, reason in listing.problems:
+            self.record(where, path=display, status=status, size_bytes=len(data),
+                        reason=f"{listing.kind} archive: {reason}")
+        if not listing.members:
+            if not listing.problems:
+                self.record(where, path=display, status="skipped", size_bytes=len(data),
+                            reason=f"{listing.kind} archive holds no files")
+            return
+        members = {m.name: m for m in listing.members if m.status == "" and m.data is not None}
+
+        def load(parts: tuple[str, ...]) -> bytes | None:
+            m = members.get("/".join(parts))
+            return m.data[:_MANIFEST_MAX_BYTES] if m is not None and m.data is not None else None
+
+        readable = [tuple(m.name.split("/")) for m in listing.members
+                    if m.status == "" and m.data is not None]
+        manifests, manifest_records = self._manifests(
+            readable, load, lambda parts: f"{display}!/{'/'.join(parts)}", where)
+        base_len = len(where.parts)
+        for m in listing.members:
+            sep = "!" if m.name.startswith("/") else "!/"
+            mdisplay = f"{display}{sep}{m.name}"
+            parts = tuple(m.name.split("/"))
+            w = where.child(m.name, manifests, base_len)
+            if m.status == "" and parts in manifest_records:
+                self.result.inputs.append(manifest_records[parts])
+                continue
+            if m.status or m.data is None:
+                self.record(w, path=mdisplay, status=m.status or "skipped", reason=m.reason,
+                            size_bytes=m.size)
+                continue
+            note = ""
+            if m.truncated:
+                note = m.reason or f"truncated at {human(self.limits.max_file_bytes)} of {human(m.size)}"
+            self.add_blob(m.data, mdisplay, w, size=m.size, truncated_note=note,
+                          depth=depth + 1, quota=quota, path=mdisplay)
+
+    # -- manifests
+
+    def _manifests(self, files: list[tuple[str, ...]], load, display_of,
+                   where: _Where) -> tuple[dict[tuple[str, ...], _Manifest], dict[tuple[str, ...], InputRecord]]:
+        manifests: dict[tuple[str, ...], _Manifest] = {}
+        records: dict[tuple[str, ...], InputRecord] = {}
+        for parts in files:
+            if parts[-1] != MANIFEST_NAME:
+                continue
+            data = load(parts)
+            if data is None:
+                continue
+            display = display_of(parts)
+            parsed = _parse_manifest(data)
+            if parsed is None:
+                continue  # not a manifest: an ordinary file, sniffed like any other
+            manifest, warnings, error = parsed
+            rel_where = where.child("/".join(parts), manifests, len(where.parts))
+            if error:
+                rec = InputRecord(path=display, format="manifest", confidence=1.0, status="error",
+                                  reason=error, first_line=_first_nonempty(
+                                      data.decode("utf-8", "replace").splitlines()[:5]),
+                                  node=self.node_for(rel_where), scope=self.scope_for(rel_where).value,
+                                  size_bytes=len(data))
+                records[parts] = rec
+                continue
+            manifests[parts[:-1]] = manifest
+            mwhere = _Where(where.parts + parts, manifest, len(where.parts) + len(parts) - 1)
+            rec = InputRecord(path=display, format="manifest", confidence=1.0,
+                              status="partial" if warnings else "parsed",
+                              reason="; ".join(warnings),
+                              first_line=_first_nonempty(data.decode("utf-8", "replace").splitlines()[:5]),
+                              node=self.node_for(mwhere), scope=self.scope_for(mwhere).value,
+                              size_bytes=len(data),
+                              warnings=[InputWarning(line=0, message=w) for w in warnings])
+            records[parts] = rec
+        return manifests, records
+
+    # -- one blob of bytes: archive, binary, text, transcript
+
+    def add_blob(self, data: bytes, display: str, where: _Where, *, size: int,
+                 truncated_note: str, depth: int, quota: Quota | None, path: str | None) -> None:
+        kind = detect(data[:512])
+        if kind is not None:
+            self.add_archive(data, display, where, depth=depth,
+                             quota=quota or Quota(self.limits.max_members), kind=kind)
+            return
+        if not data:
+            self.record(where, path=display, status="unrecognized", reason="empty file",
+                        size_bytes=size)
+            return
+        text, warning = _decode(data, truncated=bool(truncated_note))
+        ingest_warnings = [InputWarning(line=0, message=warning)] if warning else []
+        if text is None:
+            doc = Document(name=display, lines=[], raw=data, path=path,
+                           node=self.node_for(where), scope=self.scope_for(where),
+                           redact=self.redact)
+            self.process(doc, path=display, size=size, line_start=1, line_end=0,
+                         extra_warnings=ingest_warnings, truncated_note=truncated_note)
+            return
+        lines = split_lines(text)
+        segments = split_transcript(lines)
+        is_transcript = any(s.command is not None or s.host is not None for s in segments)
+        if not segments:
+            self.record(where, path=display, status="unrecognized",
+                        reason="file holds only blank lines" if not any(
+                            ln.strip() for ln in lines) else "file holds only annotation lines",
+                        size_bytes=size, line_end=len(lines), warnings=ingest_warnings,
+                        first_line=_first_nonempty(lines))
+            return
+        if not is_transcript:
+            seg = segments[0]
+            doc = Document(name=display, lines=seg.lines, first_line=seg.first_line, path=path,
+                           node=self.node_for(where), scope=self.scope_for(where),
+                           redact=self.redact)
+            self.process(doc, path=display, size=size, line_start=1, line_end=len(lines),
+                         extra_warnings=ingest_warnings, truncated_note=truncated_note)
+            return
+        limit = self.limits.max_segments
+        for k, seg in enumerate(segments[:limit], start=1):
+            last = k == len(segments)
+            self.add_segment(seg, k, display, where, path, ingest_warnings,
+                             truncated_note if last else "")
+        if len(segments) > limit:
+            rest = segments[limit:]
+            self.record(where, path=f"{display}#{limit + 1}-{len(segments)}", status="skipped",
+                        reason=f"{len(rest)} more transcript segments not read: limit of "
+                               f"{limit} segments reached",
+                        line_start=rest[0].prompt_line, line_end=rest[-1].last_line)
+
+    def add_segment(self, seg: Segment, k: int, display: str, where: _Where, path: str | None,
+                    ingest_warnings: list[InputWarning], truncated_note: str) -> None:
+        seg_path = f"{display}#{k}"
+        node = self.node_for(where, seg.host)
+        scope = self.scope_for(where, seg.command, seg.host)
+        size = len("\n".join(seg.lines).encode("utf-8", "replace"))
+        if not any(ln.strip() for ln in seg.lines):
+            self.record(where, path=seg_path, status="skipped", command=seg.command,
+                        reason="command printed no output", node=node, scope=scope.value,
+                        line_start=seg.prompt_line, line_end=seg.last_line,
+                        warnings=list(ingest_warnings))
+            return
+        doc = Document(name=seg_path, lines=seg.lines, first_line=seg.first_line,
+                       command=seg.command, node=node, scope=scope, path=path, redact=self.redact)
+        self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
+                     line_end=seg.last_line, extra_warnings=ingest_warnings,
+                     truncated_note=truncated_note)
+
+    # -- sniff and parse one document
+
+    def process(self, doc: Document, *, path: str, size: int, line_start: int, line_end: int,
+                extra_warnings: list[InputWarning] | None = None,
+                truncated_note: str = "") -> InputRecord:
+        warnings = list(extra_warnings or [])
+        sniff_warnings: list[str] = []
+        binary = doc.raw is not None
+        first = _binary_preview(doc.raw) if binary and doc.raw is not None else _first_nonempty(doc.lines)
+        base = dict(path=path, first_line=first, line_start=line_start, line_end=line_end,
+                    command=doc.command, node=doc.node, scope=Scope(doc.scope).value,
+                    size_bytes=size)
+        try:
+            ranked = rank_formats(doc, self.formats, sniff_warnings)
+        except Exception as exc:  # rank_formats guards each sniffer; this is belt and braces
+            ranked = []
+            sniff_warnings.append(f"ranking failed: {type(exc).__name__}: {exc}")
+        warnings += [InputWarning(line=0, message=w) for w in sniff_warnings]
+        candidates = [(f, s) for f, s in ranked if s >= MIN_CONFIDENCE]
+
+        def finish(**kw) -> InputRecord:
+            reason = kw.pop("reason", "")
+            if truncated_note:
+                reason = f"{truncated_note}; {reason}" if reason else truncated_note
+                if kw.get("status") == "parsed":
+                    kw["status"] = "partial"
+            rec = InputRecord(**base, reason=reason, warnings=warnings, **kw)
+            self.result.inputs.append(rec)
+            return rec
+
+        if not candidates:
+            top = ranked[0] if ranked else None
+            if binary:
+                reason = "binary file"
+                if top is not None and top[1] > 0:
+                    reason += f"; no binary format matched (best guess {top[0].name} {top[1]:.2f})"
+            else:
+                reason = "no format matched"
+                if top is not None and top[1] > 0:
+                    reason += f"; best guess {top[0].name} ({top[1]:.2f})"
+                reason += f"; first line: {first!r}"
+            return finish(format=None, confidence=round(top[1], 4) if top else 0.0,
+                          status="unrecognized", reason=reason)
+
+        declined: list[str] = []
+        for fmt, score in candidates:
+            ctx = ParseContext(doc=doc, parser=fmt.name)
+            try:
+                fmt.parse(doc, ctx)
+            except NotApplicable as exc:
+                declined.append(f"{fmt.name} ({score:.2f}) declined: {exc or 'not applicable'}")
+                continue
+            except ParseError as exc:
+                line = getattr(exc, "line", 0) or 0
+                msg = str(exc) or type(exc).__name__
+                return finish(format=fmt.name, confidence=score, status="error",
+                              reason=f"line {line}: {msg}" if line else msg)
+            except Exception as exc:
+                return finish(format=fmt.name, confidence=score, status="error",
+                              reason=f"internal parser error: {type(exc).__name__}: {exc}")
+            bad = [f for f in ctx.facts if not isinstance(f, Fact)]
+            if bad:
+                return finish(format=fmt.name, confidence=score, status="error",
+                              reason=f"internal parser error: parser produced "
+                                     f"{type(bad[0]).__name__}, not a Fact")
+            for line, message in ctx.warnings:
+                warnings.append(InputWarning(line=int(line or 0), message=str(message)))
+            status: Status = "partial" if ctx.warnings else "parsed"
+            reason = ""
+            if ctx.warnings:
+                reason = f"{len(ctx.warnings)} parser warning(s)"
+            if declined:
+                reason = "; ".join(filter(None, [reason, *declined]))
+            self.result.facts.extend(ctx.facts)
+            return finish(format=fmt.name, confidence=score, status=status, reason=reason,
+                          facts=len(ctx.facts))
+        return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
+                      reason="; ".join(declined) + f"; first line: {first!r}")
+
+
+def _is_macos_metadata(name: str) -> bool:
+    return name in (".DS_Store", "__MACOSX") or name.startswith("._")
+
+
+def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
+    """(manifest, warnings, error) for a bundle manifest; None when the file is no manifest."""
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return None
+    except json.JSONDecodeError as exc:
+        if data.lstrip()[:1] == b"{":
+            return _Manifest(None, None), [], f"invalid manifest: line {exc.lineno}: {exc.msg}"
+        return None
+    if not isinstance(obj, dict):
+        return None
+    keys = {"host", "hostname", "node", "scope"}
+    if not keys & set(obj):
+        return None
+    warnings: list[str] = []
+    host = None
+    for key in ("host", "hostname", "node"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            host = value.strip()
+            break
+        if value is not None and not isinstance(value, str):
+            warnings.append(f"manifest {key!r} is not a string; ignored")
+    scope = None
+    raw_scope = obj.get("scope")
+    if raw_scope is not None:
+        if isinstance(raw_scope, str) and raw_scope.strip().lower() in _MANIFEST_SCOPES:
+            scope = _MANIFEST_SCOPES[raw_scope.strip().lower()]
+        else:
+            warnings.append(f"manifest scope {raw_scope!r} is not one of "
+                            f"{', '.join(s.value for s in Scope)}; ignored")
+    return _Manifest(host, scope), warnings, ""
+
+
+def _decode(data: bytes, truncated: bool = False) -> tuple[str | None, str | None]:
+    """(text, warning), or (None, None) for binary data."""
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            if codec == "utf-32" and data.startswith(codecs.BOM_UTF16_LE) and len(data) % 4:
+                continue
+            width = 4 if codec == "utf-32" else 2
+            body = data[: len(data) - (len(data) % width)]
+            text = body.decode(codec, errors="replace")
+            warning = "invalid characters replaced" if "\ufffd" in text else None
+            return text, warning
+    if b"\x00" in data[:_BINARY_PROBE]:
+        return None, None
+    body = data
+    if truncated:
+        cut = body.rfind(b"\n")
+        if cut > 0:
+            body = body[: cut + 1]
+    if body.startswith(codecs.BOM_UTF8):
+        body = body[3:]
+    try:
+        return body.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return body.decode("latin-1"), (f"not valid UTF-8 (byte {exc.start}); decoded as latin-1")

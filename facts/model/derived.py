@@ -1,0 +1,93 @@
+"""Derived facts: arithmetic and cross-input comparisons computed once, so rules never redo them."""
+
+from __future__ import annotations
+
+from clusterdx.facts.base import Fact
+
+
+class EnvPropagation(Fact):
+    fact_type = "env.propagation"
+    doc = "Host versus container environment (complete dumps on both sides): what did not reach the container."
+    host_input: str
+    container_input: str
+    host_vars: int
+    container_vars: int
+    missing: list[str] = []
+    missing_count: int = 0
+    differing: list[str] = []
+    differing_count: int = 0
+
+
+class NcclSetting(Fact):
+    fact_type = "nccl.setting"
+    doc = "An NCCL_* setting in force (from the NCCL ENV log lines or a complete environment dump)."
+    name: str
+    value: str
+    value_num: float | None = None
+    origin: str = ""
+
+
+class NcclQpsEffective(Fact):
+    fact_type = "nccl.qps_effective"
+    doc = "Queue pairs per connection NCCL uses: NCCL_IB_QPS_PER_CONNECTION, or its default of 1 when unset."
+    qps: int
+    explicit: bool
+    basis: str
+
+
+class BusbwEfficiency(Fact):
+    fact_type = "nccltests.efficiency"
+    doc = "Bus bandwidth of a multi-node nccl-tests run as a fraction of the per-GPU network line rate."
+    collective: str
+    nodes: int
+    nranks: int
+    busbw: float
+    size_bytes: int
+    expected_busbw: float
+    fraction: float
+    basis: str
+
+
+class CpuFreqShortfall(Fact):
+    fact_type = "cpu.freq_shortfall"
+    doc = "Observed busy CPU clock versus the CPU's maximum (turbo) clock."
+    observed_mhz: float
+    max_mhz: float
+    ratio: float
+    basis: str
+
+
+class RankBinding(Fact):
+    fact_type = "placement.rank_binding"
+    doc = "A rank's allowed CPUs versus the CPUs local to its GPU (from nvidia-smi topo -m or NUMA layout)."
+    gpu: int
+    rank: int | None = None
+    allowed_cpus: int
+    local_overlap: float
+    local: bool
+    remote: bool
+    basis: str
+
+
+class CompareMetric(Fact):
+    fact_type = "compare.metric"
+    doc = "A measured number on the target and on the baseline, and their ratio (target / baseline)."
+    metric: str
+    target: float
+    baseline: float
+    ratio: float
+
+
+class CompareEnvMissing(Fact):
+    fact_type = "compare.env_missing"
+    doc = "A communication-related variable set on the baseline (complete dump) but absent on the target."
+    name: str
+    baseline_value: str
+
+
+class CompareSetting(Fact):
+    fact_type = "compare.setting"
+    doc = "A node setting that differs between target and baseline."
+    what: str
+    target: str
+    baseline: str

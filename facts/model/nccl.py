@@ -1,0 +1,257 @@
+"""NCCL runtime facts, read from NCCL_DEBUG=INFO/WARN logs.
+
+Every type carries ``rank`` (global rank of the process that printed the line: its rank in the
+largest communicator that process joined, None when the log never says), ``pid`` and
+``cuda_dev`` (the ``[N]`` CUDA ordinal of the line prefix). Facts that aggregate many lines
+(``nccl.transport_summary``, ``nccl.p2p_unavailable``) leave them None. ``node`` is the hostname
+from the line prefix when the line has one.
+"""
+
+from __future__ import annotations
+
+from clusterdx.facts.base import Fact
+
+
+class _NcclFact(Fact):
+    rank: int | None = None
+    pid: int | None = None
+    cuda_dev: int | None = None
+
+
+class NcclVersion(_NcclFact):
+    fact_type = "nccl.version"
+    doc = "NCCL library version and the CUDA toolkit it was built for (one per node and version)."
+    version: str
+    version_num: int
+    cuda: str = ""
+
+
+class NcclCudaDriver(_NcclFact):
+    fact_type = "nccl.cuda_driver"
+    doc = "CUDA driver API version NCCL reports (cudaDriverVersion 12060 -> '12.6')."
+    version_num: int
+    version: str
+
+
+class NcclEnv(_NcclFact):
+    fact_type = "nccl.env"
+    doc = "An NCCL parameter NCCL saw set (origin 'environment', 'plugin' when a net plugin set it, else the 'set by' text)."
+    name: str
+    value: str
+    origin: str = "environment"
+
+
+class NcclBootstrap(_NcclFact):
+    fact_type = "nccl.bootstrap"
+    doc = "Interface and address NCCL uses for bootstrap/out-of-band traffic."
+    interface: str
+    address: str = ""
+
+
+class NcclNet(_NcclFact):
+    fact_type = "nccl.net"
+    doc = "Network NCCL uses ('IB', 'Socket', or a plugin's name) with the devices it listed."
+    net: str
+    transport: str = ""
+    selected: bool = True
+    devices: list[str] = []
+    device_count: int = 0
+    roce: bool = False
+    relaxed_ordering: bool = False
+    sharp: bool = False
+    oob_if: str = ""
+
+
+class NcclIbUnavailable(_NcclFact):
+    fact_type = "nccl.ib_unavailable"
+    doc = "NCCL could not use InfiniBand/RoCE verbs (reason 'no_device', 'libibverbs_missing' or 'other')."
+    reason: str
+    message: str
+
+
+class NcclPlugin(_NcclFact):
+    fact_type = "nccl.plugin"
+    doc = "Outcome of loading an NCCL plugin (kind net/coll/tuner/profiler; status loaded/not_found/failed)."
+    kind: str
+    name: str
+    loaded: bool
+    status: str
+    plugin_version: str = ""
+    message: str = ""
+
+
+class NcclChannels(_NcclFact):
+    fact_type = "nccl.channels"
+    doc = "Channel counts of one communicator on one rank (None where the line does not say)."
+    coll: int | None = None
+    collnet: int | None = None
+    nvls: int | None = None
+    p2p: int | None = None
+    p2p_per_peer: int | None = None
+
+
+class NcclTransportSummary(Fact):
+    fact_type = "nccl.transport_summary"
+    doc = "Peer connections of one node by transport (NET/IB, NET/Socket, P2P/CUMEM, SHM, NVLS ...)."
+    transport: str
+    connections: int
+    gdr_connections: int = 0
+    pxn_connections: int = 0
+    nics: list[str] = []
+    net_names: list[str] = []
+    modes: list[str] = []
+    processes: int = 0
+    rank: int | None = None
+    pid: int | None = None
+    cuda_dev: int | None = None
+
+
+class NcclP2pUnavailable(Fact):
+    fact_type = "nccl.p2p_unavailable"
+    doc = "NCCL could not enable P2P between GPU pairs of one node (pairs as 'busA-busB')."
+    pairs: int
+    bus_pairs: list[str] = []
+    rank: int | None = None
+    pid: int | None = None
+    cuda_dev: int | None = None
+
+
+class NcclRingConnected(_NcclFact):
+    fact_type = "nccl.ring_connected"
+    doc = "Rings connected; PXN / GDR use when the version prints them (count = identical lines on the node)."
+    pxn: int | None = None
+    gdr: int | None = None
+    count: int = 1
+
+
+class NcclAffinity(_NcclFact):
+    fact_type = "nccl.affinity"
+    doc = "CPU set NCCL binds its threads to for one GPU (empty: process mask and GPU-local CPUs disjoint)."
+    gpu: int
+    affinity: str
+    cpus: list[int] = []
+    empty: bool = False
+    gpu_affinity: str = ""
+    cpu_affinity: str = ""
+
+
+class NcclGdrHca(_NcclFact):
+    fact_type = "nccl.gdr_hca"
+    doc = "GPUDirect RDMA capability of one NIC as NCCL's net transport sees it."
+    hca: str
+    hca_index: int
+    enabled: bool
+    net: str = ""
+
+
+class NcclGdrGpu(_NcclFact):
+    fact_type = "nccl.gdr_gpu"
+    doc = "GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level)."
+    gpu_bus: str
+    hca_index: int
+    enabled: bool
+    distance: int | None = None
+    max_distance: int | None = None
+    read: int | None = None
+
+
+class NcclNvls(_NcclFact):
+    fact_type = "nccl.nvls"
+    doc = "Whether NVLink SHARP (NVLS multicast) is available on a device."
+    available: bool
+    dev: int
+
+
+class NcclMnnvl(_NcclFact):
+    fact_type = "nccl.mnnvl"
+    doc = "Multi-node NVLink fabric state of one GPU (state / health_mask as NCCL prints them)."
+    bus_id: str
+    fabric_uuid: str
+    clique_id: str
+    state: int
+    health_mask: str
+
+
+class NcclComm(_NcclFact):
+    fact_type = "nccl.comm"
+    doc = "Shape of one communicator as seen by one rank (comm ... nRanks nNodes localRanks ...)."
+    comm_rank: int
+    nranks: int
+    nnodes: int | None = None
+    local_ranks: int | None = None
+    local_rank: int | None = None
+    mnnvl: bool | None = None
+
+
+class NcclTopoFile(_NcclFact):
+    fact_type = "nccl.topo_file"
+    doc = "A topology XML NCCL loaded or failed to load (error holds the failure message)."
+    path: str
+    loaded: bool
+    error: str = ""
+
+
+class NcclGraphSystem(_NcclFact):
+    fact_type = "nccl.graph_system"
+    doc = "Detected topology bandwidths (=== System : maxBw totalBw ===), GB/s."
+    max_bw: float
+    total_bw: float
+
+
+class NcclGraph(_NcclFact):
+    fact_type = "nccl.graph"
+    doc = "One topology search result (pattern, channels, intra/inter bw GB/s and path types)."
+    pattern: int
+    cross_nic: int
+    nchannels: int
+    bw_intra: float
+    bw_inter: float
+    type_intra: str
+    type_inter: str
+    same_channels: int | None = None
+
+
+class NcclInitComplete(_NcclFact):
+    fact_type = "nccl.init_complete"
+    doc = "A communicator finished init on one rank (comm_rank of nranks)."
+    comm_rank: int
+    nranks: int
+    bus_id: str = ""
+    comm_id: str = ""
+
+
+class NcclInitTimings(_NcclFact):
+    fact_type = "nccl.init_timings"
+    doc = "Init time breakdown in seconds for one rank (NCCL 2.23+)."
+    comm_rank: int
+    nranks: int
+    total: float
+    kernels: float | None = None
+    alloc: float | None = None
+    bootstrap: float | None = None
+    allgathers: float | None = None
+    topo: float | None = None
+    graphs: float | None = None
+    connections: float | None = None
+    rest: float | None = None
+
+
+class NcclDataDirect(_NcclFact):
+    fact_type = "nccl.data_direct"
+    doc = "NCCL detected a Data Direct DMA interface (ConnectX-8 DirectNIC) for a device."
+    device: str
+
+
+class NcclWarn(_NcclFact):
+    fact_type = "nccl.warn"
+    doc = "An NCCL WARN (category net/topo/env/cuda/bootstrap/proxy/init/other; count = repeats on the node)."
+    message: str
+    category: str
+    code_location: str = ""
+    function: str = ""
+    timestamp: str = ""
+    result: int | None = None
+    ib_wc_status: int | None = None
+    hca: str = ""
+    hint: str = ""
+    count: int = 1

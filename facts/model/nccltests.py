@@ -1,0 +1,87 @@
+"""nccl-tests benchmark facts (all_reduce_perf and friends): one run summary, its rows, its ranks.
+
+Bandwidths are GB/s (10^9 bytes/s) as nccl-tests prints them, times are microseconds.
+``run_index`` numbers the runs of one input from 0, so rows and devices can be tied to their run.
+"""
+
+from __future__ import annotations
+
+from clusterdx.facts.base import Fact
+
+
+class NcclTestsRun(Fact):
+    fact_type = "nccltests.run"
+    doc = "One nccl-tests run: parameters, placement and bus-bandwidth summary (peak, at max size, average)."
+    run_index: int
+    collective: str
+    collective_inferred: bool = False
+    binary: str = ""
+    tests_version: str = ""
+    nccl_version: str = ""
+    nranks: int
+    nodes: int
+    hosts: list[str] = []
+    gpu_model: str = ""
+    gpus_per_proc: int | None = None
+    nthread: int | None = None
+    check: bool | None = None
+    warmup_iters: int | None = None
+    iters: int | None = None
+    agg_iters: int | None = None
+    graph: int | None = None
+    min_bytes: int | None = None
+    max_bytes: int | None = None
+    step_factor: int | None = None
+    step_bytes: int | None = None
+    dtype: str = ""
+    rows: int = 0
+    max_size: int | None = None
+    busbw_at_max_size: float | None = None
+    peak_busbw: float | None = None
+    peak_busbw_size: int | None = None
+    latency_us: float | None = None
+    avg_busbw: float | None = None
+    bw_check: str = ""
+    out_of_bounds: int | None = None
+    wrong_total: int | None = None
+    failure: str = ""
+    completed: bool = False
+    ok: bool = False
+    single_rank_processes: int = 0
+
+
+class NcclTestsResult(Fact):
+    fact_type = "nccltests.result"
+    doc = "One nccl-tests data row: size, out-of-place and in-place time/algbw/busbw, wrong elements."
+    run_index: int
+    collective: str
+    nranks: int
+    size_bytes: int
+    count: int
+    dtype: str
+    redop: str = ""
+    root: int | None = None
+    oop_time_us: float
+    oop_algbw: float
+    oop_busbw: float
+    ip_time_us: float | None = None
+    ip_algbw: float | None = None
+    ip_busbw: float | None = None
+    oop_wrong: int | None = None
+    ip_wrong: int | None = None
+    wrong: int | None = None
+    max_error: float | None = None
+
+
+class NcclTestsDevice(Fact):
+    fact_type = "nccltests.device"
+    doc = "One rank of an nccl-tests run: host, pid, CUDA device, PCI bus and GPU model (node = that host)."
+    run_index: int
+    rank: int
+    group: int | None = None
+    host: str
+    pid: int
+    device: int
+    bus_id: str
+    pci_bus: str = ""
+    gpu_model: str = ""

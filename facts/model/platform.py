@@ -1,0 +1,41 @@
+"""What the node runs on: virtualization role, DMI identity, kernel release."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from clusterdx.facts.base import Fact
+
+
+class Virtualization(Fact):
+    fact_type = "platform.virtualization"
+    doc = "Whether the node is a VM guest, a container, or bare metal, and which hypervisor/container runtime."
+    #: 'container' wins over 'guest' when both are seen; check hypervisor for a container inside a VM
+    role: Literal["guest", "bare-metal", "container", "unknown"]
+    #: systemd-detect-virt VM id ('kvm', 'amazon', 'microsoft', ...), 'none', or 'unknown' when not probed
+    hypervisor: str = "unknown"
+    #: container id ('docker', 'podman', ...), 'none', or 'unknown' when not probed
+    container: str = "unknown"
+    #: the probes and answers that decided it, '; '-separated
+    evidence: str = ""
+
+
+class Dmi(Fact):
+    fact_type = "platform.dmi"
+    doc = "DMI identity from /sys/class/dmi/id: vendor, product, BIOS vendor ('' when not read)."
+    sys_vendor: str = ""
+    product_name: str = ""
+    bios_vendor: str = ""
+    board_vendor: str = ""
+    product_version: str = ""
+
+
+class KernelVersion(Fact):
+    fact_type = "kernel.version"
+    doc = "Running kernel release (from the dmesg banner, the booted image name, or a perf header)."
+    release: str
+    #: '64k' / '16k' / '4k' when the release names its page size (-64k flavours), else ''
+    page_size_hint: str = ""
+    arch: str = ""
+    #: where the release was read: 'banner' (Linux version ...), 'boot_image' (BOOT_IMAGE=), 'perf_header'
+    origin: str = ""

@@ -1,0 +1,782 @@
+"""NCCL_DEBUG - NCCL debug log
+
+Lines NCCL prints with ``NCCL_DEBUG=INFO`` (or ``WARN``): ``host:pid:tid [cudaDev] NCCL INFO msg``,
+``host:pid:tid [cudaDev] file.cc:NNN [(func)] NCCL WARN msg``, optionally behind an
+``srun --label`` / ``mpirun --tag-output`` tag and a ``[YYYY-mm-dd HH:MM:SS]`` timestamp, plus the
+bare ``NCCL version X+cudaY`` line of older releases. Other lines (application output, ``## ``
+annotations, error-unwinding noise) are ignored.
+
+Built for logs of any size: one pass, a substring prefilter before any regex, and the
+high-volume lines (per-channel connections, repeated WARNs) are aggregated per node instead of
+becoming one fact each. ``rank`` is the process's rank in the largest communicator it reported
+(Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has been read.
+
+Sample input::
+
+    gpu-h100-017:481203:481203 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens10f0np0
+    gpu-h100-017:481203:481203 [0] NCCL INFO NCCL version 2.23.4+cuda12.6
+    gpu-h100-017:481203:481321 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [RO]; OOB ens10f0np0:10.40.12.17<0>
+    gpu-h100-017:481203:481321 [0] NCCL INFO Using network IB
+    gpu-h100-017:481203:481321 [0] NCCL INFO ncclCommInitRank comm 0x55f0a8e3c2a0 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 commId 0x9d2e4f61a7c8b013 - Init START
+    gpu-h100-017:481203:481321 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+    gpu-h100-017:481203:481321 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/1
+    gpu-h100-017:481203:481321 [0] NCCL INFO Channel 00/0 : 0[0] -> 7[7] via P2P/CUMEM/read
+    gpu-h100-017:481203:481321 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1
+    gpu-h100-017:481203:481321 [0] NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer
+
+    [2025-07-14 02:11:47] gpu-h100-018:77312:77460 [6] transport/net_ib.cc:2341 NCCL WARN NET/IB : mlx5_10:1 Got async event : port error
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document, ParseContext
+    >>> doc = Document.from_text(SAMPLE)
+    >>> ctx = ParseContext(doc, "nccl-debug"); parse(doc, ctx)
+    >>> v = [f for f in ctx.facts if f.fact_type == "nccl.version"][0]
+    >>> (v.version, v.version_num, v.cuda, v.node, v.rank, v.pid)
+    ('2.23.4', 22304, '12.6', 'gpu-h100-017', 0, 481203)
+    >>> env = [f for f in ctx.facts if f.fact_type == "nccl.env"][0]
+    >>> (env.name, env.value, env.source.line)
+    ('NCCL_SOCKET_IFNAME', 'ens10f0np0', 1)
+    >>> net = [f for f in ctx.facts if f.fact_type == "nccl.net"][0]
+    >>> (net.net, net.devices, net.roce, net.relaxed_ordering, net.oob_if)
+    ('IB', ['mlx5_0:1', 'mlx5_3:1'], False, True, 'ens10f0np0')
+    >>> [(t.transport, t.connections, t.gdr_connections, t.nics) for t in ctx.facts
+    ...  if t.fact_type == "nccl.transport_summary"]
+    [('NET/IB', 2, 1, ['0', '1']), ('P2P/CUMEM', 1, 0, [])]
+    >>> w = [f for f in ctx.facts if f.fact_type == "nccl.warn"][0]
+    >>> (w.category, w.hca, w.node, w.timestamp)
+    ('net', 'mlx5_10', 'gpu-h100-018', '2025-07-14 02:11:47')
+    >>> sniff(doc) > 0.8
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from clusterdx.facts.base import Fact, NotApplicable, ParseError
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.formats import Format
+from clusterdx.facts.model import nccl as m
+from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
+
+SAMPLE = """\
+gpu-h100-017:481203:481203 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens10f0np0
+gpu-h100-017:481203:481203 [0] NCCL INFO NCCL version 2.23.4+cuda12.6
+gpu-h100-017:481203:481321 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [RO]; OOB ens10f0np0:10.40.12.17<0>
+gpu-h100-017:481203:481321 [0] NCCL INFO Using network IB
+gpu-h100-017:481203:481321 [0] NCCL INFO ncclCommInitRank comm 0x55f0a8e3c2a0 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 commId 0x9d2e4f61a7c8b013 - Init START
+gpu-h100-017:481203:481321 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+gpu-h100-017:481203:481321 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/1
+gpu-h100-017:481203:481321 [0] NCCL INFO Channel 00/0 : 0[0] -> 7[7] via P2P/CUMEM/read
+gpu-h100-017:481203:481321 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1
+gpu-h100-017:481203:481321 [0] NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer
+
+[2025-07-14 02:11:47] gpu-h100-018:77312:77460 [6] transport/net_ib.cc:2341 NCCL WARN NET/IB : mlx5_10:1 Got async event : port error
+"""
+
+# Launcher tags: `srun --label` (" 0: ", "13: ") and `mpirun --tag-output` ("[1,0]<stdout>:").
+_TAG = r"(?:\s*\d+:\s|\s*\[\d+,\d+\]<\w+>:\s?)?"
+_LINE = re.compile(
+    r"^" + _TAG + r"\s*(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*)?"
+    # the hostname ends at the first ":pid:tid [" (hostnames never hold spaces or brackets)
+    r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    r"(?:(?P<loc>[\w./+-]+:\d+)\s+(?:\((?P<func>[\w:~<>]+)\)\s+)?)?"
+    r"NCCL (?P<level>INFO|WARN|TRACE|ABORT)(?: (?P<msg>.*))?$"
+)
+_BARE_VERSION = re.compile(r"^" + _TAG + r"\s*NCCL version (\S+)")
+_EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
+_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
+
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
+_CONN = re.compile(
+    r"^Channel \d+(?:/\d+)? : (\d+)\[\w+\] -> (\d+)\[\w+\](?: \[(send|receive)\])? via (.+?)\s*$")
+_CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
+_ENV = re.compile(r"^([A-Z][A-Z0-9_]+) set (?:by (.+?) )?to (.*)$")
+_ENV_PLUGIN = re.compile(r"Setting (NCCL_\w+) environment variable to (\S+)")
+_NET_USING = re.compile(r"^NET/(\w+)\s*:\s*Using (.*)$")
+_NET_DEV = re.compile(r"\[(\d+)\]([^\s\[\];]+)")
+_OOB = re.compile(r"OOB ([^\s:]+)")
+_USING_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+_OFI_NICS = re.compile(r"^NET/OFI Selected Provider is \S+ \(found (\d+) nics\)")
+_GDR_HCA = re.compile(r"^NET/(\w+)\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+) '([^']*)'")
+_GDR_GPU = re.compile(
+    r"GPU Direct RDMA (Enabled|Disabled) for GPU (\w+) / HCA (\d+)"
+    r"(?: \(distance (\d+) [<>]=? (\d+)\))?(?:, read (\d+))?")
+_PLUGIN = re.compile(r"^(NET|TUNER|PROFILER|ENV|RAS|COLLNET|GIN)/Plugin\s*:\s*(.*)$")
+_LOADED = re.compile(r"Loaded (?:(net|coll|tuner|profiler|env) )?plugin (.+?)(?: \((v\d+)\))?\.?$")
+_COULD_NOT_FIND = re.compile(r"Could not find:?\s*(\S+?)\.?(?:\s|$)")
+_NO_PLUGIN = re.compile(r"No plugin found(?: \(([^)]*)\))?")
+_LOAD_RETURNED = re.compile(r"Plugin load \(([^)]*)\) returned (\d+)")
+_RING = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
+_AFF_OLD = re.compile(r"^Setting affinity for GPU (\d+) to ([0-9a-fA-Fx,]+)")
+_AFF_NEW = re.compile(
+    r"Affinity for GPU (\d+) is (.+?)\. \(GPU affinity = ([^;)]*?)\s*(?:; CPU affinity = ([^)]*?)\s*)?\)")
+_NVLS = re.compile(r"^NVLS multicast support is (not )?available on dev (\d+)")
+_MNNVL = re.compile(
+    r"^MNNVL busId (0x[0-9a-fA-F]+) fabric UUID (\S+) cliqueId (0x[0-9a-fA-F]+) state (\d+) healthMask (0x[0-9a-fA-F]+)")
+_COMM = re.compile(
+    r"^comm 0x[0-9a-fA-F]+ rank (\d+) nRanks (\d+)(?: nNodes (\d+))?(?: localRanks (\d+))?"
+    r"(?: localRank (\d+))?(?: MNNVL (\d+))?")
+_INIT = re.compile(r"\brank (\d+) nranks (\d+)\b.*- Init (START|COMPLETE)")
+_BUSID = re.compile(r"\bbusId (\w+)")
+_COMMID = re.compile(r"\bcommId (0x\w+)")
+_TIMINGS = re.compile(r"^Init timings(?: - \w+)?: rank (\d+) nranks (\d+) total ([\d.]+)(?: \((.*)\))?")
+_TIMING_PART = re.compile(r"(\w+) ([\d.]+)")
+_TOPO_LOAD = re.compile(r"^Loading topology file (\S+)")
+_TOPO_FAIL = re.compile(r"Could not open XML topology file (\S+) : (.*)$")
+_SYSTEM = re.compile(r"^=== System : maxBw ([\d.]+) totalBw ([\d.]+) ===")
+_PATTERN = re.compile(
+    r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)"
+    r"(?:, sameChannels (\d+))?")
+_P2P_OFF = re.compile(r"^Could not enable P2P between dev (\d+)\(=(\w+)\) and dev (\d+)\(=(\w+)\)")
+_DATA_DIRECT = re.compile(r"Data Direct DMA Interface is detected for device (\S+)")
+_DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
+_BOOTSTRAP = re.compile(r"^Bootstrap\s*:\s*Using\s+([^\s:]+)(?::(\S+))?")
+_UNWIND = re.compile(r"^[\w./+-]+:\d+ -> (\d+)")
+_IB_STATUS = re.compile(r"(?:with error |status=)(\d+)")
+_HCA = re.compile(r"\b((?:mlx\d|bnxt_re|irdma|efa|rdmap|hfi1|qedr|erdma|ionic)[\w]*?)(?::\d+)?\b")
+_TIMING_FIELDS = ("kernels", "alloc", "bootstrap", "allgathers", "topo", "graphs", "connections", "rest")
+
+_MAX_WARNS = 2000
+_MAX_LIST = 64
+_MAX_PROBLEMS = 50
+
+
+def sniff(doc: Document) -> float:
+    hits = nonblank = 0
+    for line in doc.lines[:200]:
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("## "):
+            continue
+        nonblank += 1
+        # nccl-tests output carries NCCL lines too; its own sniffer owns those documents
+        if "# nThread " in line or "# Using devices" in line or "# Avg bus bandwidth" in line:
+            return 0.05
+        if "NCCL" in line and (_LINE.match(line) or _BARE_VERSION.match(line)):
+            hits += 1
+    if not hits:
+        return 0.0
+    return min(0.95, 0.5 + 0.45 * hits / nonblank)
+
+
+class _Proc:
+    """Identity of the process (and CUDA device) that printed a line."""
+
+    __slots__ = ("host", "pid", "tid", "dev", "node", "ts", "loc", "func", "level")
+
+
+class _State:
+    """Per-document parsing state: feed lines in order, then ``finish``."""
+
+    def __init__(self, doc: Document, ctx: ParseContext):
+        self.doc = doc
+        self.ctx = ctx
+        self.pending: list[list[Any]] = []  # [cls, index, end, fields, proc_key]
+        self.dedupe: dict[tuple, list[Any]] = {}
+        self.ranks: dict[tuple, tuple[int, int]] = {}  # (host, pid, dev) -> (nranks, rank)
+        self.devlists: dict[tuple, dict[str, tuple[int, dict]]] = {}
+        self.ofi_nics: dict[tuple, int] = {}
+        self.transports: dict[tuple, dict[str, Any]] = {}
+        self.p2p_off: dict[str, dict[str, Any]] = {}
+        self.last_warn: dict[tuple, list[Any]] = {}
+        self.topo: dict[tuple, list[Any]] = {}
+        self.hosts: set[str] = set()
+        self.warn_count = 0
+        self.problems = 0
+        self.recognised = 0
+        self.last_proc: _Proc | None = None
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def problem(self, index: int, message: str) -> None:
+        self.problems += 1
+        if self.problems <= _MAX_PROBLEMS:
+            self.ctx.warn(index, message)
+
+    def emit(self, cls: type[Fact], index: int, p: _Proc | None, /, key: tuple | None = None,
+             **fields: Any) -> list[Any] | None:
+        """Queue a fact; with ``key``, identical facts are kept once (first line wins)."""
+        if key is not None:
+            key = (cls.fact_type, p.node if p else self.doc.node) + key
+            if key in self.dedupe:
+                return None
+        if p is not None:
+            fields.setdefault("node", p.node)
+            fields.setdefault("pid", p.pid)
+            fields.setdefault("cuda_dev", p.dev)
+            proc_key = (p.host, p.pid, p.dev)
+        else:
+            proc_key = None
+        entry = [cls, index, None, fields, proc_key]
+        self.pending.append(entry)
+        if key is not None:
+            self.dedupe[key] = entry
+        return entry
+
+    def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
+        key = (p.host, p.pid, p.dev)
+        old = self.ranks.get(key)
+        if old is None or nranks > old[0]:
+            self.ranks[key] = (nranks, rank)
+
+    # -- per line ------------------------------------------------------------------------------
+
+    def feed(self, index: int, line: str) -> None:
+        if "NCCL" not in line:
+            return
+        if line.count(" NCCL INFO ") + line.count(" NCCL WARN ") > 1:
+            self.feed_torn(index, line)
+            return
+        self.feed_one(index, line, None)
+
+    def feed_torn(self, index: int, line: str) -> None:
+        # two ranks writing to one unbuffered stream glue lines together; keep what parses
+        starts = [mt.start() for mt in _EMBEDDED.finditer(line)]
+        if len(starts) < 2:
+            self.feed_one(index, line, None)
+            return
+        self.problem(index, "two NCCL log lines glued together (torn output)")
+        bounds = [0] + starts[1:] + [len(line)]
+        for a, b in zip(bounds, bounds[1:]):
+            self.feed_one(index, line[a:b].rstrip(), self.hosts if a else None)
+
+    def feed_one(self, index: int, line: str, known_hosts: set[str] | None) -> None:
+        mt = _LINE.match(line)
+        if mt is None:
+            bare = _BARE_VERSION.match(line)
+            if bare:
+                self.recognised += 1
+                # printed without a prefix right after the same process's cudaDriverVersion line
+                self.on_version(index, self.last_proc, bare.group(1))
+            elif _HEAD.match(line):
+                self.problem(index, "unrecognised NCCL log line (torn or truncated?)")
+            return
+        self.recognised += 1
+        p = _Proc()
+        host = mt.group("host")
+        if known_hosts is not None and host not in known_hosts:
+            # the tail of the torn line got glued to this hostname
+            host = next((h for h in known_hosts if host.endswith(h)), host)
+        p.host = host
+        p.node = host
+        p.pid = int(mt.group("pid"))
+        p.tid = int(mt.group("tid"))
+        p.dev = int(mt.group("dev"))
+        p.ts = mt.group("ts") or ""
+        p.loc = mt.group("loc") or ""
+        p.func = mt.group("func") or ""
+        p.level = mt.group("level")
+        self.hosts.add(host)
+        self.last_proc = p
+        msg = (mt.group("msg") or "").strip()
+        if p.level == "WARN":
+            self.on_warn(index, p, msg)
+        elif msg:
+            self.on_info(index, p, msg)
+
+    def on_info(self, i: int, p: _Proc, msg: str) -> None:
+        c = msg[0]
+        if c == "C":
+            if msg.startswith("Channel "):
+                if " via " in msg:
+                    self.on_connection(i, p, msg)
+                return
+            if msg.startswith("Connected all rings"):
+                r = _RING.match(msg)
+                if r:
+                    self.on_ring(i, p, r)
+                return
+            if msg.startswith("Could not enable P2P"):
+                r = _P2P_OFF.match(msg)
+                if r:
+                    self.on_p2p_off(i, p, r)
+                return
+            if msg.startswith("Could not open XML topology"):
+                r = _TOPO_FAIL.search(msg)
+                if r:
+                    self.on_topo_fail(i, p, r.group(1), r.group(2))
+                return
+        if c.isdigit():
+            if " channels" in msg:
+                self.on_channels(i, p, msg)
+            return
+        if msg.startswith("NCCL version"):
+            self.on_version(i, p, msg[len("NCCL version"):].strip())
+            return
+        if " set " in msg:
+            r = _ENV.match(msg)
+            if r:
+                # "NCCL_IB_HCA set to ..." is printed only when the variable is set, too
+                self.on_env(i, p, r.group(1), r.group(3), r.group(2) or "environment")
+                return
+        if "/Plugin" in msg[:20]:
+            r = _PLUGIN.match(msg)
+            if r:
+                self.on_plugin(i, p, r.group(1).lower(), r.group(2).strip(), msg)
+            return
+        if msg.startswith("NET/"):
+            self.on_net_line(i, p, msg)
+            return
+        if msg.startswith("Using network"):
+            r = _USING_NETWORK.match(msg)
+            if r:
+                self.on_using_network(i, p, r.group(1))
+            return
+        if "Init START" in msg or "Init COMPLETE" in msg:
+            r = _INIT.search(msg)
+            if r:
+                self.on_init(i, p, r, msg)
+            return
+        if msg.startswith("comm 0x"):
+            r = _COMM.match(msg)
+            if r:
+                self.on_comm(i, p, r)
+            return
+        if "Affinity for GPU" in msg or msg.startswith("Setting affinity"):
+            self.on_affinity(i, p, msg)
+            return
+        if "GPU Direct RDMA" in msg:
+            r = _GDR_GPU.search(msg)
+            if r:
+                self.on_gdr_gpu(i, p, r)
+            return
+        if "->" in msg:
+            r = _UNWIND.match(msg)
+            if r:
+                last = self.last_warn.get((p.host, p.pid, p.tid))
+                if last is not None and last[3].get("result") is None:
+                    last[3]["result"] = int(r.group(1))
+            return
+        if msg.startswith("HINT:"):
+            last = self.last_warn.get((p.host, p.pid, p.tid))
+            if last is not None:
+                hint = last[3].get("hint", "")
+                last[3]["hint"] = (hint + " " + msg[5:].strip()).strip()[:1000]
+            return
+        for regex, handler in _SIMPLE:
+            r = regex.match(msg)
+            if r:
+                handler(self, i, p, r)
+                return
+        if "Failed to open libibverbs" in msg:
+            self.emit(m.NcclIbUnavailable, i, p, key=("libibverbs_missing",),
+                      reason="libibverbs_missing", message=msg)
+        elif "Data Direct DMA" in msg:
+            r = _DATA_DIRECT.search(msg)
+            if r:
+                self.emit(m.NcclDataDirect, i, p, key=(r.group(1),), device=r.group(1))
+        elif "Setting NCCL_" in msg:
+            r = _ENV_PLUGIN.search(msg)
+            if r:
+                self.on_env(i, p, r.group(1), r.group(2), "plugin")
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    def on_version(self, i: int, p: _Proc | None, text: str) -> None:
+        r = _VERSION.match(text)
+        if not r:
+            self.problem(i, f"unreadable NCCL version {text[:40]!r}")
+            return
+        major, minor, patch = int(r.group(1)), int(r.group(2)), int(r.group(3))
+        if major > 99 or minor > 99 or patch > 99:
+            self.problem(i, f"unreadable NCCL version {text[:40]!r}")
+            return
+        # NCCL_VERSION_CODE switched from 1000*major to 10000*major at 2.9
+        num = major * 10000 + minor * 100 + patch if (major, minor) >= (2, 9) else major * 1000 + minor * 100 + patch
+        version = f"{major}.{minor}.{patch}"
+        self.emit(m.NcclVersion, i, p, key=(version, r.group(4) or ""), version=version,
+                  version_num=num, cuda=r.group(4) or "")
+
+    def on_env(self, i: int, p: _Proc, name: str, value: str, origin: str) -> None:
+        value = value.strip()
+        # integer parameters (and a few strings) are printed with a trailing period
+        if len(value) > 1 and value.endswith("."):
+            value = value[:-1]
+        self.emit(m.NcclEnv, i, p, key=(name, value, origin), name=name, value=value, origin=origin)
+
+    def on_net_line(self, i: int, p: _Proc, msg: str) -> None:
+        r = _NET_USING.match(msg)
+        if r:
+            self.on_devlist(i, p, r.group(1), r.group(2))
+            return
+        r = _GDR_HCA.match(msg)
+        if r:
+            self.emit(m.NcclGdrHca, i, p, key=(r.group(4), r.group(3), r.group(1), r.group(2)),
+                      hca=r.group(4), hca_index=int(r.group(3)), enabled=r.group(2) == "Enabled",
+                      net=r.group(1))
+            return
+        if "No device found" in msg and msg.startswith("NET/IB"):
+            self.emit(m.NcclIbUnavailable, i, p, key=("no_device",), reason="no_device", message=msg)
+            return
+        r = _OFI_NICS.match(msg)
+        if r:
+            self.ofi_nics[(p.host, p.pid)] = int(r.group(1))
+            return
+        r = _DATA_DIRECT.search(msg)
+        if r:
+            self.emit(m.NcclDataDirect, i, p, key=(r.group(1),), device=r.group(1))
+            return
+        r = _ENV_PLUGIN.search(msg)
+        if r:
+            # aws-ofi-nccl sets NCCL variables itself (NCCL_TOPO_FILE on known instance types)
+            self.on_env(i, p, r.group(1), r.group(2), "plugin")
+
+    def on_devlist(self, i: int, p: _Proc, transport: str, rest: str) -> None:
+        head, _, oob = rest.partition(";")
+        devices, roce, sharp = [], False, False
+        for _, spec in _NET_DEV.findall(head):
+            parts = spec.split("/")
+            name = parts[0]
+            if transport == "Socket":
+                name = name.split(":", 1)[0]
+            devices.append(name)
+            flags = {x.upper() for x in parts[1:]}
+            roce = roce or "ROCE" in flags
+            sharp = sharp or "SHARP" in flags
+        o = _OOB.search(oob)
+        fields = dict(transport=transport, devices=devices[:_MAX_LIST], device_count=len(devices),
+                      roce=roce, sharp=sharp, relaxed_ordering="[RO]" in head,
+                      oob_if=o.group(1) if o else "")
+        family = "IB" if transport.startswith("IB") else transport
+        self.devlists.setdefault((p.host, p.pid), {})[family] = (i, fields, p, False)
+
+    def on_using_network(self, i: int, p: _Proc, net: str) -> None:
+        family = "IB" if net.startswith("IB") else ("Socket" if net == "Socket" else "")
+        lists = self.devlists.get((p.host, p.pid), {})
+        found = lists.get(family) if family else None
+        if found is not None:
+            fields = dict(found[1])
+            lists[family] = (found[0], found[1], found[2], True)
+        else:
+            n = self.ofi_nics.get((p.host, p.pid), 0)
+            fields = dict(transport=family, devices=[], device_count=n)
+        self.emit(m.NcclNet, i, p, key=(net, tuple(fields["devices"])), net=net, selected=True, **fields)
+
+    def on_plugin(self, i: int, p: _Proc, kind: str, text: str, msg: str) -> None:
+        if text.startswith("Failed to find") or text.startswith("Plugin name set") or \
+                text.startswith("Plugin Path"):
+            return  # probing steps before the outcome line
+        r = _LOADED.search(text)
+        if r:
+            kind = r.group(1) or kind
+            name, status, version = r.group(2), "loaded", r.group(3) or ""
+        elif (r := _LOAD_RETURNED.search(text)) is not None:
+            name = r.group(1)
+            status = "not_found" if "cannot open shared object" in text else "failed"
+            version = ""
+        elif (r := _COULD_NOT_FIND.search(text)) is not None:
+            name, status, version = r.group(1), "not_found", ""
+        elif (r := _NO_PLUGIN.search(text)) is not None:
+            name, status, version = r.group(1) or "", "not_found", ""
+        elif "Using internal" in text:
+            name, status, version = "internal", "not_found", ""
+        else:
+            return
+        self.emit(m.NcclPlugin, i, p, key=(kind, name, status), kind=kind, name=name,
+                  loaded=status == "loaded", status=status, plugin_version=version, message=msg[:500])
+
+    def on_channels(self, i: int, p: _Proc, msg: str) -> None:
+        counts: dict[str, int] = {}
+        for num, kind, per_peer in _CHANNELS.findall(msg):
+            counts["p2p_per_peer" if per_peer else kind] = int(num)
+        if not counts:
+            return
+        key = (p.pid, p.dev) + tuple(sorted(counts.items()))
+        self.emit(m.NcclChannels, i, p, key=key, **counts)
+
+    def on_connection(self, i: int, p: _Proc, msg: str) -> None:
+        r = _CONN.match(msg)
+        if r is None:
+            return
+        via = r.group(4)
+        parts = via.split("/")
+        head = parts[0].upper()
+        nic = net_name = ""
+        pxn = gdr = False
+        if head == "NET" and len(parts) > 1:
+            net_name = parts[1]
+            if net_name.startswith("IB"):
+                transport = "NET/IB"
+            elif net_name == "Socket":
+                transport = "NET/Socket"
+            else:
+                transport = "NET/" + net_name
+            if len(parts) > 2:
+                dev = parts[2]
+                nic = dev.split("(", 1)[0]
+                pxn = "(" in dev
+            flags = parts[3:]
+            gdr = any(f.startswith("GDRDMA") for f in flags)
+        elif head == "P2P" and len(parts) > 1:
+            words = parts[1].split()
+            transport = "P2P/" + (words[0] if words else "")
+            flags = words[1:] + parts[2:]
+        elif head.startswith("SHM"):
+            transport, flags = "SHM", parts[1:]
+        elif head.startswith("NVLS"):
+            transport, flags = "NVLS", parts[1:]
+        elif head.startswith("COLLNET"):
+            transport, flags = "COLLNET", parts[1:]
+        else:
+            transport, flags = parts[0][:32], parts[1:]
+        agg = self.transports.get((p.node, transport))
+        if agg is None:
+            agg = self.transports[(p.node, transport)] = dict(
+                first=i, last=i, n=0, gdr=0, pxn=0, nics=set(), nets=set(), modes=set(), pids=set())
+        agg["last"] = i
+        agg["n"] += 1
+        agg["gdr"] += gdr
+        agg["pxn"] += pxn
+        if nic and len(agg["nics"]) < _MAX_LIST:
+            agg["nics"].add(nic)
+        if net_name and len(agg["nets"]) < _MAX_LIST:
+            agg["nets"].add(net_name)
+        if len(agg["modes"]) < 16:
+            agg["modes"].update(f for f in flags[:4] if f)
+        if len(agg["pids"]) < 100_000:
+            agg["pids"].add(p.pid)
+
+    def on_ring(self, i: int, p: _Proc, r: re.Match) -> None:
+        pxn = int(r.group(1)) if r.group(1) else None
+        gdr = int(r.group(2)) if r.group(2) else None
+        key = ("ring", p.node, pxn, gdr)
+        entry = self.dedupe.get(key)
+        if entry is not None:
+            entry[3]["count"] += 1
+            return
+        self.dedupe[key] = self.emit(m.NcclRingConnected, i, p, pxn=pxn, gdr=gdr, count=1)
+
+    def on_p2p_off(self, i: int, p: _Proc, r: re.Match) -> None:
+        agg = self.p2p_off.setdefault(p.node, dict(first=i, last=i, pairs=set()))
+        agg["last"] = i
+        a, b = r.group(2), r.group(4)
+        if len(agg["pairs"]) < 4096:
+            agg["pairs"].add("-".join(sorted((a, b))))
+
+    def on_affinity(self, i: int, p: _Proc, msg: str) -> None:
+        r = _AFF_OLD.match(msg)
+        try:
+            if r:
+                gpu, aff = int(r.group(1)), r.group(2)
+                cpus, empty, gpu_aff, cpu_aff = hex_mask_cpus(aff), False, "", ""
+            else:
+                r = _AFF_NEW.search(msg)
+                if r is None:
+                    return
+                gpu, aff = int(r.group(1)), r.group(2).strip()
+                gpu_aff, cpu_aff = r.group(3).strip(), (r.group(4) or "").strip()
+                empty = aff.startswith("empty")
+                cpus = [] if empty else cpu_list(aff)
+        except (ValueError, ParseError):
+            self.problem(i, "unreadable CPU affinity")
+            return
+        self.emit(m.NcclAffinity, i, p, key=(p.pid, gpu, aff), gpu=gpu, affinity=aff,
+                  cpus=cpus[:4096], empty=empty, gpu_affinity=gpu_aff, cpu_affinity=cpu_aff)
+
+    def on_gdr_gpu(self, i: int, p: _Proc, r: re.Match) -> None:
+        def opt(g: int) -> int | None:
+            return int(r.group(g)) if r.group(g) else None
+
+        self.emit(m.NcclGdrGpu, i, p, key=(r.group(2), r.group(3), r.group(1)),
+                  gpu_bus=r.group(2), hca_index=int(r.group(3)), enabled=r.group(1) == "Enabled",
+                  distance=opt(4), max_distance=opt(5), read=opt(6))
+
+    def on_init(self, i: int, p: _Proc, r: re.Match, msg: str) -> None:
+        rank, nranks = int(r.group(1)), int(r.group(2))
+        self.note_rank(p, rank, nranks)
+        if r.group(3) != "COMPLETE":
+            return
+        bus = _BUSID.search(msg)
+        cid = _COMMID.search(msg)
+        self.emit(m.NcclInitComplete, i, p, comm_rank=rank, nranks=nranks,
+                  bus_id=bus.group(1) if bus else "", comm_id=cid.group(1) if cid else "")
+
+    def on_comm(self, i: int, p: _Proc, r: re.Match) -> None:
+        def opt(g: int) -> int | None:
+            return int(r.group(g)) if r.group(g) else None
+
+        rank, nranks = int(r.group(1)), int(r.group(2))
+        self.note_rank(p, rank, nranks)
+        mn = opt(6)
+        self.emit(m.NcclComm, i, p, key=(p.pid, p.dev, rank, nranks, opt(3)), comm_rank=rank,
+                  nranks=nranks, nnodes=opt(3), local_ranks=opt(4), local_rank=opt(5),
+                  mnnvl=None if mn is None else bool(mn))
+
+    def on_topo_load(self, i: int, p: _Proc, r: re.Match) -> None:
+        entry = self.emit(m.NcclTopoFile, i, p, key=(r.group(1),), path=r.group(1), loaded=True)
+        if entry is not None:
+            self.topo[(p.host, p.pid)] = entry
+
+    def on_topo_fail(self, i: int, p: _Proc, path: str, error: str) -> None:
+        self.emit(m.NcclTopoFile, i, p, key=(path, "failed"), path=path, loaded=False,
+                  error=error.strip()[:500])
+
+    def on_warn(self, i: int, p: _Proc, msg: str) -> None:
+        r = _TOPO_FAIL.search(msg)
+        if r:
+            self.on_topo_fail(i, p, r.group(1), r.group(2))
+        elif "XML" in msg or "topology" in msg.lower():
+            # a topology file that opened but did not parse
+            entry = self.topo.get((p.host, p.pid))
+            if entry is not None and not entry[3].get("error"):
+                entry[3]["loaded"] = False
+                entry[3]["error"] = msg[:500]
+        key = ("warn", p.node, msg)
+        entry = self.dedupe.get(key)
+        if entry is not None:
+            entry[3]["count"] += 1
+            self.last_warn[(p.host, p.pid, p.tid)] = entry
+            return
+        self.warn_count += 1
+        if self.warn_count > _MAX_WARNS:
+            if self.warn_count == _MAX_WARNS + 1:
+                self.problem(i, f"more than {_MAX_WARNS} distinct NCCL WARN messages; rest not kept")
+            return
+        st = _IB_STATUS.search(msg)
+        hca = _HCA.search(msg)
+        entry = self.emit(
+            m.NcclWarn, i, p, message=msg[:1000], category=_category(p.loc, msg),
+            code_location=p.loc, function=p.func, timestamp=p.ts, result=None,
+            ib_wc_status=int(st.group(1)) if st else None, hca=hca.group(1) if hca else "",
+            hint="", count=1)
+        self.dedupe[key] = entry
+        self.last_warn[(p.host, p.pid, p.tid)] = entry
+
+    # -- end -----------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        for (host, pid), lists in self.devlists.items():
+            for family, (i, fields, p, used) in lists.items():
+                if not used:
+                    self.emit(m.NcclNet, i, p, key=(fields["transport"], tuple(fields["devices"])),
+                              net=fields["transport"], selected=False, **fields)
+        for (node, transport), agg in self.transports.items():
+            self.pending.append([m.NcclTransportSummary, agg["first"], agg["last"], dict(
+                node=node, transport=transport, connections=agg["n"], gdr_connections=agg["gdr"],
+                pxn_connections=agg["pxn"], nics=_sorted(agg["nics"]), net_names=sorted(agg["nets"]),
+                modes=sorted(agg["modes"]), processes=len(agg["pids"])), None])
+        for node, agg in self.p2p_off.items():
+            pairs = sorted(agg["pairs"])
+            self.pending.append([m.NcclP2pUnavailable, agg["first"], agg["last"], dict(
+                node=node, pairs=len(pairs), bus_pairs=pairs[:_MAX_LIST]), None])
+        self.pending.sort(key=lambda e: e[1])
+        for cls, index, end, fields, proc_key in self.pending:
+            if proc_key is not None and "rank" not in fields:
+                known = self.ranks.get(proc_key)
+                fields["rank"] = known[1] if known else None
+            try:
+                self.ctx.add(cls, index, end, **fields)
+            except ValueError as exc:  # a value pydantic refuses (e.g. absurd float)
+                self.problem(index, f"dropped {cls.fact_type}: {exc.__class__.__name__}")
+        if self.problems > _MAX_PROBLEMS:
+            self.ctx.warn(None, f"{self.problems - _MAX_PROBLEMS} more problems not listed")
+
+
+def _on_driver(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    num = int(r.group(1))
+    if num > 10**7:
+        return
+    st.emit(m.NcclCudaDriver, i, p, key=(num,), version_num=num,
+            version=f"{num // 1000}.{num % 1000 // 10}")
+
+
+def _on_bootstrap(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    addr = (r.group(2) or "").split("<", 1)[0]
+    st.emit(m.NcclBootstrap, i, p, key=(r.group(1), addr), interface=r.group(1), address=addr)
+
+
+def _on_nvls(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    st.emit(m.NcclNvls, i, p, key=(p.pid, r.group(2)), available=not r.group(1), dev=int(r.group(2)))
+
+
+def _on_mnnvl(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    st.emit(m.NcclMnnvl, i, p, key=(r.group(1),), bus_id=r.group(1), fabric_uuid=r.group(2),
+            clique_id=r.group(3), state=int(r.group(4)), health_mask=r.group(5))
+
+
+def _on_system(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    st.emit(m.NcclGraphSystem, i, p, key=(r.group(1), r.group(2)), max_bw=float(r.group(1)),
+            total_bw=float(r.group(2)))
+
+
+def _on_pattern(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    g = r.groups()
+    st.emit(m.NcclGraph, i, p, key=g, pattern=int(g[0]), cross_nic=int(g[1]), nchannels=int(g[2]),
+            bw_intra=float(g[3]), bw_inter=float(g[4]), type_intra=g[5], type_inter=g[6],
+            same_channels=int(g[7]) if g[7] else None)
+
+
+def _on_timings(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    parts = {k: float(v) for k, v in _TIMING_PART.findall(r.group(4) or "") if k in _TIMING_FIELDS}
+    st.emit(m.NcclInitTimings, i, p, comm_rank=int(r.group(1)), nranks=int(r.group(2)),
+            total=float(r.group(3)), **parts)
+
+
+_SIMPLE = (
+    (_DRIVER, _on_driver),
+    (_BOOTSTRAP, _on_bootstrap),
+    (_NVLS, _on_nvls),
+    (_MNNVL, _on_mnnvl),
+    (_SYSTEM, _on_system),
+    (_PATTERN, _on_pattern),
+    (_TIMINGS, _on_timings),
+    (_TOPO_LOAD, _State.on_topo_load),
+)
+
+
+def _sorted(values: set[str]) -> list[str]:
+    return sorted(values, key=lambda v: (0, int(v), "") if v.isdigit() else (1, 0, v))
+
+
+def _category(loc: str, msg: str) -> str:
+    loc_l, low = loc.lower(), msg.lower()
+    if "graph/" in loc_l or "xml" in loc_l or "topo" in loc_l or "topology" in low or "xml" in low:
+        return "topo"
+    if any(s in loc_l for s in ("net", "socket", "ibv", "ib_", "/ib")) or msg.startswith("NET/") \
+            or "ibv_" in low or "socket" in low:
+        return "net"
+    if "param" in loc_l or "environment" in low or "env var" in low:
+        return "env"
+    if "cuda" in loc_l or "cuda" in low or "nvml" in low:
+        return "cuda"
+    if "bootstrap" in loc_l or "bootstrap" in low:
+        return "bootstrap"
+    if "proxy" in loc_l or "proxy" in low:
+        return "proxy"
+    if "init" in loc_l:
+        return "init"
+    return "other"
+
+
+def parse(doc: Document, ctx: ParseContext) -> None:
+    state = _State(doc, ctx)
+    for index, line in enumerate(doc.lines):
+        state.feed(index, line)
+    last = len(doc.lines) - 1
+    if last >= 0 and "NCCL" not in doc.lines[last] and _HEAD.match(doc.lines[last]):
+        state.problem(last, "log ends inside a line prefix (truncated)")
+    if not state.recognised:
+        raise NotApplicable("no NCCL debug lines")
+    state.finish()
+
+
+FORMATS = [
+    Format(
+        name="nccl-debug",
+        command="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH,NET <training or nccl-tests command>",
+        facts=tuple(c.fact_type for c in (
+            m.NcclVersion, m.NcclCudaDriver, m.NcclEnv, m.NcclBootstrap, m.NcclNet,
+            m.NcclIbUnavailable, m.NcclPlugin, m.NcclChannels, m.NcclTransportSummary,
+            m.NcclP2pUnavailable, m.NcclRingConnected, m.NcclAffinity, m.NcclGdrHca, m.NcclGdrGpu,
+            m.NcclNvls, m.NcclMnnvl, m.NcclComm, m.NcclTopoFile, m.NcclGraphSystem, m.NcclGraph,
+            m.NcclInitComplete, m.NcclInitTimings, m.NcclDataDirect, m.NcclWarn)),
+        sniff=sniff,
+        parse=parse,
+        command_patterns=(r"\bNCCL_DEBUG=(?:INFO|WARN|TRACE)\b",),
+        description="NCCL_DEBUG=INFO/WARN log lines (host:pid:tid [dev] NCCL INFO ...), any NCCL 2.x",
+    )
+]

@@ -1,0 +1,252 @@
+"""nvidia-smi topo -m - Command
+
+The GPU/NIC topology matrix of ``nvidia-smi topo -m``: a tab-separated matrix with one row and
+column per GPU and NIC (``NIC0`` with a ``NIC Legend`` in recent drivers, ``mlx5_0`` directly
+in old ones), then ``CPU Affinity``, ``NUMA Affinity`` and ``GPU NUMA ID`` cells on GPU rows.
+Yields ``topo.gpu`` per GPU, ``topo.link`` per unordered device pair and ``topo.nic`` per NIC.
+
+Matrix cells are aligned by header position after splitting on tabs; the affinity cells that
+follow are taken in order with empty cells dropped, because drivers print an empty cell
+between ``NUMA Affinity`` and ``GPU NUMA ID``. Pastes where tabs became spaces are split on
+whitespace instead.
+
+Sample input (tab-separated)::
+
+    	GPU0	GPU1	NIC0	NIC1	CPU Affinity	NUMA Affinity	GPU NUMA ID
+    GPU0	 X 	NV18	PIX	SYS	0-55,112-167	0		N/A
+    GPU1	NV18	 X 	SYS	PIX	56-111,168-223	1		N/A
+    NIC0	PIX	SYS	 X 	SYS
+    NIC1	SYS	PIX	SYS	 X 
+
+    Legend:
+
+      X    = Self
+      NV#  = Connection traversing a bonded set of # NVLinks
+
+    NIC Legend:
+
+      NIC0: mlx5_0
+      NIC1: mlx5_3
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document, ParseContext
+    >>> doc = Document.from_text(SAMPLE)
+    >>> ctx = ParseContext(doc, "nvidia-smi-topo"); parse(doc, ctx)
+    >>> g = [f for f in ctx.facts if f.fact_type == "topo.gpu"][1]
+    >>> (g.gpu, g.cpus[:2], g.numa_node, g.gpu_numa_id, g.source.line)
+    (1, [56, 57], 1, None, 3)
+    >>> [(l.a, l.b, l.kind, l.link) for l in ctx.facts if l.fact_type == "topo.link"][:2]
+    [('GPU0', 'GPU1', 'gpu-gpu', 'NV18'), ('GPU0', 'NIC0', 'gpu-nic', 'PIX')]
+    >>> [(n.nic, n.device, n.closest_gpus) for n in ctx.facts if n.fact_type == "topo.nic"]
+    [('NIC0', 'mlx5_0', [0]), ('NIC1', 'mlx5_3', [1])]
+    >>> sniff(doc) > 0.9
+    True
+"""
+
+from __future__ import annotations
+
+import re
+
+from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.formats import Format
+from clusterdx.facts.model.topo import TopoGpu, TopoLink, TopoNic
+from clusterdx.facts.parsers._util import cpu_list
+
+SAMPLE = (
+    "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    "GPU0\t X \tNV18\tPIX\tSYS\t0-55,112-167\t0\t\tN/A\n"
+    "GPU1\tNV18\t X \tSYS\tPIX\t56-111,168-223\t1\t\tN/A\n"
+    "NIC0\tPIX\tSYS\t X \tSYS\n"
+    "NIC1\tSYS\tPIX\tSYS\t X \n"
+    "\n"
+    "Legend:\n"
+    "\n"
+    "  X    = Self\n"
+    "  NV#  = Connection traversing a bonded set of # NVLinks\n"
+    "\n"
+    "NIC Legend:\n"
+    "\n"
+    "  NIC0: mlx5_0\n"
+    "  NIC1: mlx5_3\n"
+)
+
+_AFFINITY = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+_LINK = re.compile(r"^(?:SYS|NODE|PHB|PXB|PIX|NV\d+|X)$")
+_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
+_GPU = re.compile(r"^GPU(\d+)$")
+_NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+_HEADER = re.compile(r"^[ \t]+GPU0(?:[ \t]|$)")
+_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
+
+
+def sniff(doc: Document) -> float:
+    head = doc.lines[:200]
+    header = next((i for i, ln in enumerate(head) if _HEADER.match(ln)), None)
+    if header is None:
+        return 0.0
+    rows = sum(1 for ln in head[header + 1:] if _ROW.match(ln))
+    legend = any(ln.strip() == "Legend:" for ln in doc.lines[:300])
+    if rows and ("\t" in head[header] or legend):
+        return 0.95
+    if rows:
+        return 0.8
+    return 0.3 if legend else 0.1
+
+
+def _cells(line: str, tabbed: bool) -> list[str]:
+    if tabbed:
+        return line.split("\t")
+    text = line
+    for name in _AFFINITY:
+        text = text.replace(name, name.replace(" ", "_"))
+    out = text.split()
+    return [c.replace("_", " ") if c.replace("_", " ") in _AFFINITY else c for c in out]
+
+
+def _kind(label: str) -> str:
+    return "gpu" if _GPU.match(label) else "nic"
+
+
+def _int_or_none(text: str) -> int | None:
+    t = text.strip()
+    return int(t) if t.isdigit() else None
+
+
+def parse(doc: Document, ctx: ParseContext) -> None:
+    lines = doc.lines
+    header_i = next((i for i, ln in enumerate(lines) if _HEADER.match(ln)), None)
+    if header_i is None:
+        if any(ln.strip() == "Legend:" for ln in lines):
+            raise ParseError("topology legend without the matrix header line (truncated?)", 1)
+        raise NotApplicable("no nvidia-smi topo -m matrix header")
+    tabbed = "\t" in lines[header_i]
+    head = _cells(lines[header_i], tabbed)
+    if tabbed:
+        head = head[1:]
+    head = [h.strip() for h in head]
+    while head and not head[-1]:
+        head.pop()
+    devices: list[str] = []
+    for h in head:
+        if h in _AFFINITY or not h:
+            break
+        devices.append(h)
+    aff_cols = [h for h in head[len(devices):] if h]
+    if not devices:
+        raise ParseError("topology header has no device columns", doc.lineno(header_i))
+
+    legend: dict[str, str] = {}
+    for ln in lines[header_i + 1:]:
+        m = _NIC_LEGEND.match(ln)
+        if m:
+            legend[m.group(1)] = m.group(2)
+
+    seen_rows: dict[str, int] = {}
+    matrix: dict[tuple[str, str], tuple[str, int]] = {}
+    gpus: list[tuple[int, int, list[str]]] = []
+    end = len(lines)
+    for i in range(header_i + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            end = i
+            break
+        cells = _cells(line, tabbed)
+        label = cells[0].strip()
+        if label not in devices:
+            ctx.warn(i, f"row {label[:20]!r} is not a device of the header")
+            continue
+        values = [c.strip() for c in cells[1:1 + len(devices)]]
+        if len(values) < len(devices):
+            ctx.warn(i, f"row {label} has {len(values)} of {len(devices)} cells (truncated?)")
+        seen_rows[label] = i
+        for col, value in zip(devices, values):
+            if col == label:
+                continue
+            if not _LINK.match(value):
+                if value:
+                    ctx.warn(i, f"unknown link value {value[:12]!r} between {label} and {col}")
+                continue
+            matrix[(label, col)] = (value, i)
+        if _kind(label) == "gpu":
+            extra = [c.strip() for c in cells[1 + len(devices):] if c.strip()]
+            gpus.append((i, int(_GPU.match(label).group(1)), extra))
+            if aff_cols and len(extra) > len(aff_cols):
+                ctx.warn(i, f"{label}: more affinity cells than header columns")
+
+    missing = [d for d in devices if d not in seen_rows]
+    if missing:
+        ctx.warn(end - 1 if end > header_i + 1 else header_i,
+                 f"matrix rows missing for {', '.join(missing[:6])} (truncated?)")
+
+    for i, gpu, extra in gpus:
+        values = dict(zip(aff_cols, extra))
+        cpus: list[int] = []
+        cpu_text = values.get("CPU Affinity", "")
+        if cpu_text and cpu_text != "N/A":
+            try:
+                cpus = cpu_list(cpu_text)
+            except (ValueError, ParseError):
+                ctx.warn(i, f"GPU{gpu}: unreadable CPU Affinity {cpu_text[:40]!r}")
+        nodes: list[int] = []
+        numa_text = values.get("NUMA Affinity", "")
+        if numa_text and numa_text != "N/A":
+            try:
+                nodes = cpu_list(numa_text)
+            except (ValueError, ParseError):
+                ctx.warn(i, f"GPU{gpu}: unreadable NUMA Affinity {numa_text[:40]!r}")
+        ctx.add(TopoGpu, i, gpu=gpu, cpus=cpus, numa_node=nodes[0] if nodes else None,
+                numa_nodes=nodes, gpu_numa_id=_int_or_none(values.get("GPU NUMA ID", "")))
+
+    def nic_device(label: str) -> str:
+        if label in legend:
+            return legend[label]
+        return "" if re.match(r"^NIC\d+$", label) else label
+
+    done: set[frozenset[str]] = set()
+    for a in devices:
+        for b in devices:
+            if a == b or frozenset((a, b)) in done or (a, b) not in matrix:
+                continue
+            done.add(frozenset((a, b)))
+            link, i = matrix[(a, b)]
+            back = matrix.get((b, a))
+            if back and back[0] != link:
+                ctx.warn(back[1], f"asymmetric matrix: {a}-{b} is {link} but {b}-{a} is {back[0]}")
+            ka, kb = _kind(a), _kind(b)
+            if ka == "nic" and kb == "gpu":
+                a, b, ka, kb = b, a, kb, ka
+            kind = f"{ka}-{kb}"
+            ctx.add(TopoLink, i, a=a, b=b, kind=kind, link=link,
+                    nic_device=nic_device(b) if kind == "gpu-nic" else "")
+
+    nics = [d for d in devices if _kind(d) == "nic"]
+    if any(re.match(r"^NIC\d+$", n) for n in nics) and not legend:
+        ctx.warn(end - 1 if end > 0 else 0, "NIC Legend missing (truncated?): NIC devices unknown")
+    gpu_labels = [d for d in devices if _kind(d) == "gpu"]
+    for nic in nics:
+        links = {}
+        for g in gpu_labels:
+            cell = matrix.get((g, nic)) or matrix.get((nic, g))
+            if cell:
+                links[g] = cell[0]
+        closest = sorted(int(_GPU.match(g).group(1)) for g, v in links.items() if v in ("PIX", "PXB"))
+        ranked = [v for v in links.values() if v in _RANK]
+        best = min(ranked, key=_RANK.__getitem__) if ranked else ""
+        index = seen_rows.get(nic, header_i)
+        ctx.add(TopoNic, index, nic=nic, device=nic_device(nic), closest_gpus=closest,
+                best_gpu_link=best)
+
+
+FORMATS = [
+    Format(
+        name="nvidia-smi-topo",
+        command="nvidia-smi topo -m",
+        facts=("topo.gpu", "topo.link", "topo.nic"),
+        sniff=sniff,
+        parse=parse,
+        command_patterns=(r"\bnvidia-smi\s+topo\s+(?:-m\w*|--matrix\w*)",),
+        description="nvidia-smi topo -m GPU/NIC topology matrix with CPU/NUMA affinity",
+    )
+]

@@ -90,10 +90,11 @@ def _test_expr(test: Test, fact_type: str, regexes: dict[tuple[str, str, str], s
     if op in ("gt", "gte", "lt", "lte"):
         return {f"${op}": {f: v}}
     if op == "in":
-        values = list(v)
+        # duplicates matter: durable fires once per true `$or` branch (found by the fuzz test)
+        values = _unique(v)
         return {f: values[0]} if len(values) == 1 else {"$or": [{f: x} for x in values]}
     if op == "not_in":
-        values = list(v)
+        values = _unique(v)
         parts = [{"$neq": {f: x}} for x in values]
         return parts[0] if len(parts) == 1 else {"$and": parts}
     if op == "exists":
@@ -106,6 +107,16 @@ def _test_expr(test: Test, fact_type: str, regexes: dict[tuple[str, str, str], s
             regexes[key] = f"rx{len(regexes)}"
         return {regexes[key]: True}
     raise ValueError(f"unknown operator {op!r}")
+
+
+def _unique(values: Any) -> list[Any]:
+    out: list[Any] = []
+    for x in values:
+        if not any(x == y and type(x) is type(y) or (isinstance(x, (int, float)) and isinstance(y, (int, float))
+                                                    and not isinstance(x, bool) and not isinstance(y, bool) and x == y)
+                   for y in out):
+            out.append(x)
+    return out
 
 
 def _pattern_expr(pattern: Pattern, regexes: dict[tuple[str, str, str], str]) -> dict[str, Any]:
@@ -238,6 +249,7 @@ class DurableSession:
         index_of = {f["id"]: int(f["id"].split("~")[0]) for f in facts}
         negated: set[tuple[int, int]] = set()
         positives: list[Firing] = []
+        seen: set[tuple[int, int, tuple[int, ...]]] = set()
         for name, matched in raw:
             if name == "init":
                 continue
@@ -246,5 +258,8 @@ class DurableSession:
                 negated.add((ri, ci))
                 continue
             ids = tuple(index_of[matched[f"p{k}"]["id"]] for k in range(len(matched)))
+            if (ri, ci, ids) in seen:
+                continue
+            seen.add((ri, ci, ids))
             positives.append(Firing(ri, ci, ids))
         return [f for f in positives if (f.rule_index, f.conjunction) not in negated], negated

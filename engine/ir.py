@@ -18,6 +18,8 @@ from clusterdx.engine.schema import FactPattern, Rule
 
 @dataclass(frozen=True)
 class Test:
+    __test__ = False  # not a pytest test class
+
     field: str
     op: str
     value: Any

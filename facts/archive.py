@@ -119,6 +119,20 @@ def detect(head: bytes) -> str | None:
     return None
 
 
+_UNSUPPORTED = (
+    (b"\x28\xb5\x2f\xfd", "zstd"), (b"7z\xbc\xaf\x27\x1c", "7-Zip"), (b"Rar!\x1a\x07", "RAR"),
+    (b"\x1f\x9d", "compress (.Z)"), (b"\x04\x22\x4d\x18", "lz4"),
+)
+
+
+def unsupported(head: bytes) -> str | None:
+    """The name of a compressed or archive format recognised but not read (zstd, 7-Zip...)."""
+    for magic, label in _UNSUPPORTED:
+        if head.startswith(magic):
+            return label
+    return None
+
+
 def human(n: float) -> str:
     """``64 MiB``, ``1.5 GiB``, ``812 bytes``."""
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
@@ -267,8 +281,10 @@ def open_archive(data: bytes, name: str, limits: Limits, budget: Budget,
             listing = Listing(kind=kind)
         else:
             size = len(out)
+            cap = limits.max_file_bytes
             listing = Listing(kind=kind, members=[Member(name=_single_name(data, kind, name),
-                                                         data=out, size=size)])
+                                                         data=out[:cap], size=size,
+                                                         truncated=size > cap)])
         if problem is not None:
             listing.problems.insert(0, problem)
         return listing
@@ -309,7 +325,7 @@ def _read_tar(data: bytes, limits: Limits, quota: Quota, kind: str) -> Listing:
                 break
             quota.members -= 1
             seen += 1
-            m = _tar_member(tf, info, limits)
+            m = _tar_member(tf, info, limits, data)
             if m is not None:
                 members.append(m)
     finally:
@@ -328,7 +344,8 @@ def _count_rest(tf: tarfile.TarFile, cap: int = 1_000_000) -> int:
     return n
 
 
-def _tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo, limits: Limits) -> Member | None:
+def _tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo, limits: Limits,
+                raw_data: bytes) -> Member | None:
     raw = info.name
     problem = member_name_problem(raw)
     if problem:
@@ -351,20 +368,22 @@ def _tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo, limits: Limits) -> M
                       reason=f"special tar entry (type {info.type!r})")
     if not name:
         return Member(name=raw, data=None, status="skipped", reason="empty or invalid member name")
-    try:
-        fh = tf.extractfile(info)
-        if fh is None:
-            return Member(name=name, data=None, status="skipped", reason="not a regular file")
-        data = fh.read(limits.max_file_bytes)
-    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-        return Member(name=name, data=None, size=info.size, status="error",
-                      reason=f"cannot read member: {exc}")
-    truncated = info.size > limits.max_file_bytes
-    if len(data) < min(info.size, limits.max_file_bytes):
-        return Member(name=name, data=data, size=info.size, status="",
-                      reason=f"member truncated: {len(data)} of {info.size} bytes present",
-                      truncated=True)
-    return Member(name=name, data=data, size=info.size, truncated=truncated)
+    want = min(info.size, limits.max_file_bytes)
+    if info.issparse():
+        try:
+            fh = tf.extractfile(info)
+            data = fh.read(want) if fh is not None else b""
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            return Member(name=name, data=None, size=info.size, status="error",
+                          reason=f"cannot read member: {exc}")
+    else:
+        # the archive is in memory: slice the member out instead of trusting the stream reader
+        data = raw_data[info.offset_data: info.offset_data + want]
+    if len(data) < want:
+        return Member(name=name, data=data, size=info.size,
+                      reason=f"member truncated: the archive ends after {len(data)} of "
+                             f"{info.size} bytes", truncated=True)
+    return Member(name=name, data=data, size=info.size, truncated=info.size > want)
 
 
 def _read_zip(data: bytes, limits: Limits, budget: Budget, quota: Quota) -> Listing:

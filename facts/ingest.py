@@ -43,8 +43,8 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, Field
 
-from clusterdx.facts.archive import (Budget, Limits, Member, Quota, detect, human,
-                                     open_archive)
+from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
+                                     unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
@@ -390,10 +390,7 @@ class _Run:
                     else:
                         out.append((parts, "symbolic link to a special file (not read)"))
                 elif e.is_dir(follow_symlinks=False):
-                    before = len(out)
-                    self._walk(Path(e.path), parts, out)
-                    if len(out) == before:
-                        pass  # an empty sub-folder holds no input
+                    self._walk(Path(e.path), parts, out)  # an empty sub-folder adds nothing
                 elif e.is_file(follow_symlinks=False):
                     out.append((parts, None))
                 else:
@@ -549,6 +546,12 @@ class _Run:
             self.record(where, path=display, status="unrecognized", reason="empty file",
                         size_bytes=size)
             return
+        other = unsupported(data[:16])
+        if other is not None:
+            self.record(where, path=display, status="skipped", size_bytes=size,
+                        reason=f"{other} compressed data is not supported; unpack it first",
+                        first_line=_binary_preview(data[:40]))
+            return
         text, warning = _decode(data, truncated=bool(truncated_note))
         ingest_warnings = [InputWarning(line=0, message=warning)] if warning else []
         if text is None:
@@ -672,7 +675,8 @@ class _Run:
                               reason=f"internal parser error: parser produced "
                                      f"{type(bad[0]).__name__}, not a Fact")
             for line, message in ctx.warnings:
-                warnings.append(InputWarning(line=int(line or 0), message=str(message)))
+                warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
+                                             message=str(message)))
             status: Status = "partial" if ctx.warnings else "parsed"
             reason = ""
             if ctx.warnings:

@@ -413,7 +413,7 @@ EXPECTED: dict[str, str | dict[int, str]] = {
     "lspci-tv.txt": "lspci-tv",
     "lspci-vvv-legacy.txt": "lspci-vvv",
     "lspci-vvv.txt": "lspci-vvv",
-    "megatron-train.log": "megatron-log",
+    "megatron-train.log": "train-log",
     "nccl-debug-info.log": "nccl-debug",
     "nccl-debug-plugin-variants.log": "nccl-debug",
     "nccl-debug-socket-fallback.log": "nccl-debug",
@@ -423,7 +423,7 @@ EXPECTED: dict[str, str | dict[int, str]] = {
     "nccl-tests-allreduce.txt": "nccl-tests",
     "nccl-tests-alltoall-nocheck.txt": "nccl-tests",
     "nccl-tests-reducescatter-srun-label.txt": "nccl-tests",
-    "nemo-train.log": "nemo-log",
+    "nemo-train.log": "train-log",
     "nsys-sqlite-schema.sql": "nsys-sqlite-schema",
     "nsys-stats-cuda_api_sum.csv": "nsys-stats",
     "nsys-stats-cuda_gpu_kern_sum.csv": "nsys-stats",
@@ -471,8 +471,8 @@ def test_sample_files_sniff_to_their_format(name):
     for k, fmt in expected.items():
         r = recs[k]
         if fmt in registered:
+            # the right format wins; whether its parser then copes is that parser's own test
             assert r.format == fmt, (k, r.format, r.status, r.reason)
-            assert r.status in ("parsed", "partial", "error"), (k, r.reason)
         else:
             # an unregistered format's sample must be reported, not crash, and not be claimed
             # by a format that parses it into facts it does not hold

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.iommu import DmesgEvent, DmesgSummary, IommuMode, Smmu
@@ -101,10 +101,7 @@ def strip_prefix(line: str) -> tuple[str, str, float | None, bool]:
     m = _P_MONO.match(text)
     if m:
         stamp, text, known = m.group(1), text[m.end():], True
-        try:
-            mono = float(m.group(1))
-        except ValueError:
-            mono = None
+        mono = float(m.group(1)) if len(m.group(1)) < 24 else None
     return text.strip(), stamp, mono, known
 
 
@@ -124,8 +121,8 @@ _BOOT_IMAGE = re.compile(r"(?:Kernel )?[Cc]ommand line:.*?BOOT_IMAGE=\S*?vmlinu[
 _DOMAIN = re.compile(r"^iommu: Default domain type:\s*(.*?)\s*$")
 _POLICY = re.compile(r"^iommu: DMA domain TLB invalidation policy:\s*(\w+) mode(.*)$")
 _SMMU = re.compile(r"^arm-smmu(?:-v3)?\s+(\S+?):\s*(.*)$")
-_SMMU_IAS = re.compile(r"ias (\d+)-bit, oas (\d+)-bit \(features (0x[0-9a-fA-F]+)\)")
-_SMMU_Q = re.compile(r"allocated (\d+) entries for cmdq")
+_SMMU_IAS = re.compile(r"ias (\d{1,4})-bit, oas (\d{1,4})-bit \(features (0x[0-9a-fA-F]+)\)")
+_SMMU_Q = re.compile(r"allocated (\d{1,12}) entries for cmdq")
 _SMMU_OPT = re.compile(r"option mask (0x[0-9a-fA-F]+)")
 _CMDQV = re.compile(r"cmdqv|vcmdq|tegra241", re.I)
 _XID = re.compile(r"^NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.(\d))?\):\s*(\d+)\s*,?\s*(.*)$")
@@ -224,6 +221,14 @@ def _bdf(text: str) -> str:
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
+    try:
+        _parse(doc, ctx)
+    except (ValueError, OverflowError) as exc:
+        # last line of defence for numbers no real tool prints (a 5000-digit count, 1e400 %)
+        raise ParseError(f"unreadable value: {str(exc)[:120]}") from None
+
+
+def _parse(doc: Document, ctx: ParseContext) -> None:
     lines = doc.lines
     if any(_PERMISSION.match(ln.strip()) for ln in lines[:5]) and not any(
         strip_prefix(ln)[3] for ln in lines[:50]

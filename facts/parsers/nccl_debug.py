@@ -454,7 +454,10 @@ class _State:
         else:
             n = self.ofi_nics.get((p.host, p.pid), 0)
             fields = dict(transport=family, devices=[], device_count=n)
-        self.emit(m.NcclNet, i, p, key=(net, tuple(fields["devices"])), net=net, selected=True, **fields)
+        entry = self.emit(m.NcclNet, i, p, key=(net, tuple(fields["devices"])), net=net, selected=True,
+                          **fields)
+        if entry is not None and found is not None:
+            entry[1], entry[2] = found[0], i  # from the device list to the decision
 
     def on_plugin(self, i: int, p: _Proc, kind: str, text: str, msg: str) -> None:
         if text.startswith("Failed to find") or text.startswith("Plugin name set") or \

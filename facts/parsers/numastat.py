@@ -56,7 +56,7 @@ Total                    61661.21         3112.52        64773.73
 """
 
 _TITLE = re.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d+) \((.*)\))?\s*$")
-_HEADER = re.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s+)+)(Total)?\s*$")
+_HEADER = re.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s*)+)(Total)?\s*$")
 _DASHES = re.compile(r"^[\s-]+$")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 _PROC_ROW = re.compile(rf"^\s*(\d+)\s+\((.*)\)\s+((?:{_NUM}\s+)*{_NUM})\s*$")

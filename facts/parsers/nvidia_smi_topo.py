@@ -75,7 +75,7 @@ SAMPLE = (
 _AFFINITY = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _LINK = re.compile(r"^(?:SYS|NODE|PHB|PXB|PIX|NV\d+|X)$")
 _RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
-_GPU = re.compile(r"^GPU(\d+)$")
+_GPU = re.compile(r"^GPU([0-9]{1,6})$")
 _NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 _HEADER = re.compile(r"^[ \t]+GPU0(?:[ \t]|$)")
 _ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
@@ -111,10 +111,18 @@ def _kind(label: str) -> str:
 
 def _int_or_none(text: str) -> int | None:
     t = text.strip()
-    return int(t) if t.isdigit() else None
+    return int(t) if re.fullmatch(r"[0-9]{1,9}", t) else None
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
+    try:
+        _parse(doc, ctx)
+    except (ValueError, OverflowError) as exc:
+        # last line of defence for numbers no real tool prints (a 5000-digit count, 1e400 %)
+        raise ParseError(f"unreadable value: {str(exc)[:120]}") from None
+
+
+def _parse(doc: Document, ctx: ParseContext) -> None:
     lines = doc.lines
     header_i = next((i for i, ln in enumerate(lines) if _HEADER.match(ln)), None)
     if header_i is None:

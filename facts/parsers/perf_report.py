@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.perf import PerfProfile, PerfSymbolFamily, PerfSymbolShare
@@ -83,6 +83,8 @@ _ARCH = re.compile(r"^#\s*arch\s*:\s*(\S+)")
 _HEADER = re.compile(r"^#\s+(Overhead|Children)\b")
 _DOTS = re.compile(r"^#\s+\.+(?:\s+\.+)*\s*$")
 _ROW = re.compile(r"^\s*\d+(?:\.\d+)?%")
+_FLAT_CHAIN = re.compile(r"^\s*\d+(?:\.\d+)?%\s*$")
+_FOLDED_CHAIN = re.compile(r"^\d+(?:\.\d+)?% [^\s\[]\S*$")
 _PCT = re.compile(r"(\d+(?:\.\d+)?)%")
 _MARKER = re.compile(r"(?:^|\s)\[([k.guH])\]\s+(\S.*?)\s*$")
 # compiler clones (foo.isra.0, foo.constprop.0) belong to foo's family
@@ -175,9 +177,11 @@ class _Block:
 
 
 def _samples(num: str, unit: str) -> int | None:
+    if len(num) > 15:
+        return None
     try:
         return int(round(float(num) * _MULT[unit.upper()]))
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, OverflowError):
         return None
 
 
@@ -191,8 +195,12 @@ def _columns(header: str, dots: str) -> list[_Column]:
     return cols
 
 
+def _int(text: str) -> int | None:
+    return int(text) if len(text) <= 18 else None
+
+
 def _pct(text: str) -> float | None:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)%\s*", text)
+    m = re.fullmatch(r"\s*(\d{1,4}(?:\.\d+)?)%\s*", text)
     return float(m.group(1)) if m else None
 
 
@@ -213,7 +221,7 @@ def _split_tokens(line: str, names: list[str]) -> dict | None:
     out: dict = {}
     pct_names = [n for n in names if n in _PCT_COLS]
     for name in pct_names:
-        m = re.match(r"(\d+(?:\.\d+)?%)\s*", rest)
+        m = re.match(r"(\d{1,4}(?:\.\d+)?%)\s*", rest)
         if not m:
             return None
         out[name] = m.group(1)
@@ -263,6 +271,14 @@ def _typed(raw: dict) -> dict | None:
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
+    try:
+        _parse(doc, ctx)
+    except (ValueError, OverflowError) as exc:
+        # last line of defence for numbers no real tool prints (a 5000-digit count, 1e400 %)
+        raise ParseError(f"unreadable value: {str(exc)[:120]}") from None
+
+
+def _parse(doc: Document, ctx: ParseContext) -> None:
     blocks: list[_Block] = []
     block: _Block | None = None
     lost: int | None = None
@@ -285,9 +301,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                 last_kind = "meta"
                 continue
             if (m := _EVENT_COUNT.match(line)) and block is not None:
-                block.event_count = int(m.group(1))
+                block.event_count = _int(m.group(1))
             elif m := _LOST.match(line):
-                lost = int(m.group(1))
+                lost = _int(m.group(1))
             elif m := _OS_RELEASE.match(line):
                 release, release_index = m.group(1), i
             elif m := _ARCH.match(line):
@@ -308,7 +324,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             continue
         if not stripped:
             continue
-        if _ROW.match(line):
+        if _ROW.match(line) and not _is_chain_percent(line, block):
             if block is None:
                 block = _Block(index=i, event="", samples=None)
                 blocks.append(block)
@@ -323,6 +339,12 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             block.rows.append((i, row))
             block.last_index = i
             last_kind = "row"
+            continue
+        if _ROW.match(line):
+            # '-g flat' prints the chain's percentage alone, '-g folded' as 'N.NN% a;b;c'
+            if block is not None:
+                block.callgraph = True
+            last_kind = "chain"
             continue
         if last_kind in ("row", "chain") and (line[:1].isspace() or stripped.startswith(("|", "---", "--"))):
             # call-chain frames under a top-level row
@@ -352,6 +374,13 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         last == idx for b in blocks for idx, _ in b.rows
     ):
         ctx.warn(last, "last line is a cut-off perf report row (truncated input?)")
+
+
+def _is_chain_percent(line: str, block: _Block | None) -> bool:
+    if _FLAT_CHAIN.match(line):
+        return True
+    has_symbol = block is not None and any(c.name == "Symbol" for c in block.columns)
+    return has_symbol and bool(_FOLDED_CHAIN.match(line))
 
 
 def _guess_names(line: str) -> list[str]:

@@ -47,7 +47,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.platform import Dmi, Virtualization
@@ -187,6 +187,14 @@ class _State:
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
+    try:
+        _parse(doc, ctx)
+    except (ValueError, OverflowError) as exc:
+        # last line of defence for numbers no real tool prints (a 5000-digit count, 1e400 %)
+        raise ParseError(f"unreadable value: {str(exc)[:120]}") from None
+
+
+def _parse(doc: Document, ctx: ParseContext) -> None:
     st = _State()
     for seg in _segments(doc):
         cmd = seg.command
@@ -201,7 +209,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                     break
         elif "hypervisor" in cmd and "/proc/cpuinfo" in cmd and "-c" in cmd.split():
             for i, text in seg.lines:
-                if text.isdigit():
+                if re.fullmatch(r"[0-9]{1,9}", text):
                     st.cpu_flag, st.cpu_flag_index = int(text), i
                     break
         elif _DMI_PATH.search(cmd) or any(_DMI_GREP.match(t) for _, t in seg.lines):
@@ -347,6 +355,10 @@ def _emit(ctx: ParseContext, st: _State) -> None:
 
     lines = [i for i in used if i is not None]
     if not used and not st.dmi and st.cpu_flag is None and not st.virt_what_seen:
+        if ctx.warnings:
+            # a probe ran but printed something we cannot read: say so rather than step aside
+            line, message = ctx.warnings[0]
+            raise ParseError(message, line)
         raise NotApplicable("no virtualization probe output")
 
     if container not in ("unknown", "none"):

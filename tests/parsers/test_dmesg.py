@@ -205,3 +205,12 @@ def test_structured_fuzz(text):
         parse_text("dmesg", text)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_absurd_numbers_do_not_crash():
+    text = ("[" + "9" * 30 + ".1] NVRM: Xid (PCI:0000:2a:00): " + "9" * 5000 + ", x\n"
+            "arm-smmu-v3 a: allocated " + "9" * 5000 + " entries for cmdq\n")
+    ctx = parse_text("dmesg", text)
+    [xid] = events(ctx, "xid")
+    assert xid.uptime_s is None and len(xid.code) == 5000
+    assert of_type(ctx, "iommu.smmu")[0].cmdq_entries is None

@@ -96,6 +96,17 @@ def test_real_callgraph_of_sleep_small_sample_count():
                for r in of_type(ctx, "perf.symbol_share"))
 
 
+@pytest.mark.parametrize("name", ["perf-report-flat-callchain.txt", "perf-report-folded-callchain.txt"])
+def test_real_flat_and_folded_callchains_are_not_rows(name):
+    ctx = parse_text("perf-report", (REAL / name).read_text())
+    [prof] = of_type(ctx, "perf.profile")
+    assert prof.has_callgraph and prof.rows == 265
+    rows = of_type(ctx, "perf.symbol_share")
+    assert (rows[0].symbol, rows[0].share_pct, rows[0].command) == ("chacha_permute", 21.19, "python")
+    assert all(r.dso for r in rows)
+    assert not ctx.warnings
+
+
 def test_tabs_and_prompt_fall_back_to_token_split():
     text = ("$ perf report --stdio --no-children\n"
             "# Samples: 48K of event 'cycles:P'\n"
@@ -174,8 +185,7 @@ def test_sniff(path):
         assert score < 0.3
 
 
-@pytest.mark.parametrize("name", ["perf-report-two-events.txt", "perf-report-nochildren-sort-sym.txt",
-                                  "perf-report-callgraph-sleep.txt"])
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL.glob("perf-report-*.txt")))
 def test_sniff_real(name):
     assert perf_report.sniff(Document.from_text((REAL / name).read_text())) >= 0.9
 
@@ -201,3 +211,15 @@ def test_structured_fuzz(text):
         parse_text("perf-report", text)
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("text", [
+    "# Samples: " + "9" * 5000 + " of event 'x'\n# Event count (approx.): " + "9" * 5000 + "\n",
+    "# Samples: 1K of event 'x'\n    " + "9" * 400 + ".5%  a  b  [k] c\n",
+])
+def test_absurd_numbers_do_not_crash(text):
+    try:
+        ctx = parse_text("perf-report", text)
+    except (ParseError, NotApplicable):
+        return
+    assert of_type(ctx, "perf.profile")[0].event == "x"

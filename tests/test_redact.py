@@ -1,0 +1,94 @@
+import doctest
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from clusterdx.facts import redact
+from clusterdx.facts.redact import REDACTED, is_secret_name, redact_text, redact_value
+
+
+def test_doctests():
+    assert doctest.testmod(redact).failed == 0
+
+
+@pytest.mark.parametrize("name", [
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+    "WANDB_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "NGC_API_KEY", "NGC_CLI_API_KEY", "AZURE_OPENAI_KEY",
+    "AZURE_STORAGE_KEY", "AZURE_CLIENT_SECRET", "AZURE_STORAGE_CONNECTION_STRING", "OPENAI_API_KEY",
+    "DB_PASSWORD", "MYSQL_PWD_PASS", "PGPASSWORD_PASSWD", "REGISTRY_AUTH", "DOCKER_AUTH_CONFIG",
+    "GOOGLE_APPLICATION_CREDENTIALS_JSON", "SLACK_WEBHOOK_SECRET", "CI_JOB_JWT", "PRIVATE_KEY",
+    "ssh_private_key", "apiKey", "secretAccessKey", "--hf-token", "KAGGLE_KEY", "COOKIE",
+])
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    # IB partition key: a 16-bit partition number NCCL needs, not a credential
+    "NCCL_IB_PKEY",
+    "PWD", "OLDPWD", "PATH", "HOME", "NCCL_IB_HCA", "NCCL_DEBUG", "CUDA_VISIBLE_DEVICES", "KEYBOARD_LAYOUT",
+    "XAUTHORITY", "BYPASS_PROXY", "PASSES", "MONKEY", "TOKENIZERS_PARALLELISM", "NCCL_P2P_LEVEL",
+    # where a secret is stored, not the secret
+    "SSH_AUTH_SOCK", "AWS_WEB_IDENTITY_TOKEN_FILE", "GOOGLE_APPLICATION_CREDENTIALS_PATH", "SSL_KEY_FILE",
+    "", "_", "--",
+])
+def test_not_secret_names(name):
+    assert not is_secret_name(name)
+
+
+def test_redact_value():
+    assert redact_value("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG") == REDACTED
+    assert redact_value("NCCL_IB_PKEY", "0x8001") == "0x8001"
+    assert redact_value("HTTPS_PROXY", "http://proxyuser:Pr0xy!@proxy.corp:3128") == "http://proxyuser:<redacted>@proxy.corp:3128"
+    assert redact_value("GIT_URL", "https://oauth2:glpat-abc@gitlab.com/x.git") == "https://oauth2:<redacted>@gitlab.com/x.git"
+    assert redact_value("REMOTE", "ssh://git@github.com/org/repo") == "ssh://git@github.com/org/repo"
+    assert redact_value("DATABASE_URL", "postgres://u:@db/x") == "postgres://u:<redacted>@db/x"
+    assert redact_value("JDBC_OPTS", "user=me;password=hunter2;ssl=1") == "user=me;password=<redacted>;ssl=1"
+    assert redact_value("NCCL_ALGO", "Ring;allreduce:Tree") == "Ring;allreduce:Tree"
+    assert redact_value("EXTRA_ARGS", "--seq-length 8192 --micro-batch-size 1") == "--seq-length 8192 --micro-batch-size 1"
+    assert redact_value("HF_TOKEN", "") == ""
+
+
+def test_redact_text_command_lines():
+    cmd = ("docker run -e HF_TOKEN=hf_x -e NCCL_DEBUG=INFO --env WANDB_API_KEY=\"a b\" "
+           "-e AWS_SECRET_ACCESS_KEY='k' img python train.py --hf-token abc --wandb_api_key=def --lr 3e-4")
+    assert redact_text(cmd) == (
+        "docker run -e HF_TOKEN=<redacted> -e NCCL_DEBUG=INFO --env WANDB_API_KEY=\"<redacted>\" "
+        "-e AWS_SECRET_ACCESS_KEY='<redacted>' img python train.py --hf-token <redacted> "
+        "--wandb_api_key=<redacted> --lr 3e-4")
+
+
+def test_redact_text_shapes_urls_headers():
+    assert redact_text("pip install -i https://__token__:pypi-AgEIcHlwaS5vcmc@upload.pypi.org/legacy/ x") == \
+        "pip install -i https://__token__:<redacted>@upload.pypi.org/legacy/ x"
+    assert redact_text("git clone https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r") == \
+        "git clone https://<redacted>@github.com/o/r"
+    assert redact_text("leaked hf_abcdefghijklmnopqrstuvwxyz0123456789 in log") == "leaked <redacted> in log"
+    assert redact_text("key AKIAIOSFODNN7EXAMPLE found") == "key <redacted> found"
+    assert redact_text("Authorization: Basic dXNlcjpwYXNzd29yZA==") == "Authorization: Basic <redacted>"
+    assert redact_text("password: hunter2") == "password: <redacted>"
+    # already redacted text stays as is
+    assert redact_text("HF_TOKEN=<redacted>") == "HF_TOKEN=<redacted>"
+    # nothing secret: unchanged, including NCCL INFO lines with '=' and ':'
+    line = "gpu-node-017:2214097:2214097 [3] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0,mlx5_3"
+    assert redact_text(line) == line
+    assert redact_text("") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300), st.text(max_size=300))
+def test_never_raises_and_secret_names_never_leak(name, value):
+    shown = redact_value(name, value)
+    assert isinstance(shown, str)
+    if is_secret_name(name) and value:
+        assert shown == REDACTED
+    assert isinstance(redact_text(name + "=" + value), str)
+
+
+@settings(max_examples=200, deadline=None)
+# "/" cannot appear unencoded in a URL password and "-x" after an option reads as another option
+@given(st.from_regex(r"[A-Za-z0-9_.~+][A-Za-z0-9_.~+\-]{5,39}", fullmatch=True))
+def test_secret_pair_values_never_survive(secret):
+    for template in ("HF_TOKEN={}", "export DB_PASSWORD='{}'", "--api-key {}", "https://u:{}@host/"):
+        text = template.format(secret)
+        assert secret not in redact_text(text) or secret in template.replace("{}", "")

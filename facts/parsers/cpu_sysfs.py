@@ -225,23 +225,27 @@ def _idle_field(st: dict, name: str, value: str, i: int, ctx: ParseContext) -> N
             st[{"latency": "latency_us", "residency": "residency_us", "time": "time_us"}[name]] = float(value)
 
 
-def _governor_summary(ctx: ParseContext, governors: list[str], epps: list[str], line: int, end: int) -> None:
+def _governor_summary(ctx: ParseContext, governors: list[str], epps: list[str], line: int, end: int,
+                      cpu_count: int | None = None) -> None:
     distinct = sorted(set(governors))
     ctx.add(CpuGovernorSummary, line, end, governors=distinct, all_performance=distinct == ["performance"],
-            cpu_count=len(governors), epps=sorted({e for e in epps if e}))
+            cpu_count=len(governors) if cpu_count is None else cpu_count, epps=sorted({e for e in epps if e}))
 
 
 def _bare_values(path: str, doc: Document, ctx: ParseContext) -> None:
     """Output of ``cat`` of one sysfs file (or a glob of one file per CPU), named by the command."""
     values: list[tuple[str, int]] = []
+    counts: list[int] = []  # "| uniq -c" folds CPUs with the same value into one line
     for i, line in enumerate(doc.lines):
         s = line.strip()
         if not s:
             continue
         if m := _UNIQ.match(s):
-            values.extend((m.group(2), i) for _ in range(min(int(m.group(1)), 100_000)))
+            values.append((m.group(2), i))
+            counts.append(int(m.group(1)))
         elif len(s.split()) == 1:
             values.append((s, i))
+            counts.append(1)
         else:
             ctx.warn(i, f"expected one value per line: {s[:80]!r}")
     if not values:
@@ -260,7 +264,7 @@ def _bare_values(path: str, doc: Document, ctx: ParseContext) -> None:
         if name == "scaling_governor":
             _governor_summary(ctx, [values[0][0]], [], first, first)
     elif name == "scaling_governor":
-        _governor_summary(ctx, [v for v, _ in values], [], first, last)
+        _governor_summary(ctx, [v for v, _ in values], [], first, last, cpu_count=sum(counts))
     elif rel == "cpuidle/current_driver":
         ctx.add(CpuIdleDriver, first, driver=values[0][0])
     else:

@@ -134,7 +134,9 @@ def split_sections(doc: Document) -> list[Section]:
         if m:
             sections.append(Section(m.group(1).strip(), prompted=True))
             continue
-        sections[-1].lines.append((i, line))
+        # /proc/PID/environ printed to a terminal keeps its NUL separators
+        sections[-1].lines.extend((i, part) for part in line.split("\0") if part) if "\0" in line \
+            else sections[-1].lines.append((i, line))
     return [s for s in sections if s.lines or s.command]
 
 
@@ -385,10 +387,13 @@ FORMATS = [
         facts=("env.var", "env.dump"),
         sniff=sniff,
         parse=parse,
+        # env only as the last word of a pipeline stage: "env X=1 prog" runs a program instead
         command_patterns=(
-            r"(?:^|[\s;&|])(?:env|printenv)(?:\s|$|\|)",
+            r"(?:^|[\s;&|'\"])(?:/usr/bin/)?env(?:\s+-[0iv])*\s*(?:$|[|;'\"])",
+            r"(?:^|[\s;&|'\"])printenv(?:\s+[A-Za-z_]\w*)*\s*(?:$|[|;'\"])",
             r"\bexport\s+-p\b",
             r"\bdeclare\s+-[A-Za-z]*x\b",
+            r"\btr\s.*/proc/[^\s/]+/environ\b|/proc/[^\s/]+/environ\b.*\|\s*(?:tr|xargs)\b",
         ),
         description="environment listing (env, printenv, export -p; docker/kubectl/srun ... env; env | grep)",
     )

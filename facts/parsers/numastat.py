@@ -181,7 +181,7 @@ FORMATS = [
         facts=("proc.numa_memory",),
         sniff=sniff,
         parse=parse,
-        command_patterns=(r"\bnumastat\b(?=.*\s-p\b)",),
+        command_patterns=(r"\bnumastat\b.*\s-[a-zA-Z]*p(?:\s|$)",),
         description="numastat -p: per-NUMA-node memory of one or several processes",
     )
 ]

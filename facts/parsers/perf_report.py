@@ -33,8 +33,10 @@ Examples:
     >>> [prof] = [f for f in ctx.facts if f.fact_type == "perf.profile"]
     >>> (prof.event, prof.samples, prof.event_count, prof.has_callgraph)
     ('cycles', 1000000, 1871042233519, False)
-    >>> [(f.symbol, f.share_pct, f.command, f.kernel) for f in ctx.facts if f.fact_type == "perf.symbol_share"][:2]
-    [('arm_smmu_cmdq_issue_cmdlist', 31.87, 'pt_main_thread', True), ('arm_smmu_cmdq_issue_cmdlist', 11.42, 'python3', True)]
+    >>> rows = [f for f in ctx.facts if f.fact_type == "perf.symbol_share"]
+    >>> [(f.symbol, f.share_pct, f.command, f.kernel) for f in rows[:2]]  # doctest: +NORMALIZE_WHITESPACE
+    [('arm_smmu_cmdq_issue_cmdlist', 31.87, 'pt_main_thread', True),
+     ('arm_smmu_cmdq_issue_cmdlist', 11.42, 'python3', True)]
     >>> {f.family: round(f.share_pct, 2) for f in ctx.facts if f.fact_type == "perf.symbol_family"}["arm_smmu"]
     43.29
     >>> ctx.facts[1].source.line
@@ -85,7 +87,6 @@ _DOTS = re.compile(r"^#\s+\.+(?:\s+\.+)*\s*$")
 _ROW = re.compile(r"^\s*\d+(?:\.\d+)?%")
 _FLAT_CHAIN = re.compile(r"^\s*\d+(?:\.\d+)?%\s*$")
 _FOLDED_CHAIN = re.compile(r"^\d+(?:\.\d+)?% [^\s\[]\S*$")
-_PCT = re.compile(r"(\d+(?:\.\d+)?)%")
 _MARKER = re.compile(r"(?:^|\s)\[([k.guH])\]\s+(\S.*?)\s*$")
 # compiler clones (foo.isra.0, foo.constprop.0) belong to foo's family
 _CLONE = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$")

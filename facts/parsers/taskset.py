@@ -126,7 +126,8 @@ FORMATS = [
         facts=("proc.affinity",),
         sniff=sniff,
         parse=parse,
-        command_patterns=(r"\btaskset\b",),
+        # only the query forms: "taskset -c 0-55 prog" runs a program whose output is not taskset's
+        command_patterns=(r"\btaskset\b(?:\s+-\S+)*?\s+(?:-[a-z]*p[a-z]*|--pid)(?:\s|$)",),
         description="CPU affinity of a process from taskset -p / -cp (mask or list, one line per thread with -a)",
     )
 ]

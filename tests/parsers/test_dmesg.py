@@ -128,7 +128,8 @@ def test_aer_header_without_detail_and_fatal():
 def test_iommu_faults_and_cmdqv():
     text = ("[    1.0] DMAR: [DMA Read NO_PASID] Request device [5d:00.0] fault addr 0x7f000 "
             "[fault reason 0x06] PTE Read access is not set\n"
-            "[    2.0] AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:c1:00.0 domain=0x0000 address=0x0 flags=0x0020]\n"
+            "[    2.0] AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:c1:00.0 domain=0x0000 "
+            "address=0x0 flags=0x0020]\n"
             "[    3.0] arm-smmu-v3 arm-smmu-v3.0.auto: ias 48-bit, oas 48-bit (features 0x001e1fbf)\n"
             "[    3.1] tegra241-cmdqv NVDA200C:00: VCMDQ enabled\n")
     ctx = parse_text("dmesg", text)

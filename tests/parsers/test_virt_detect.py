@@ -158,7 +158,8 @@ def test_command_patterns():
 
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000).map(lambda b: b.decode("latin-1"))),
-       st.sampled_from([None, "systemd-detect-virt", "virt-what", "cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name"]))
+       st.sampled_from([None, "systemd-detect-virt", "virt-what",
+                        "cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name"]))
 def test_never_raises_anything_else(text, command):
     try:
         parse_text("virt-detect", text, command=command)

@@ -1,0 +1,64 @@
+"""The shipped knowledge base loads cleanly, and broken files give pinned codes and locations."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from clusterdx.engine.graph import TOP_SYMPTOM
+from clusterdx.engine.kb import load_kb, shipped_dirs
+
+INVALID = Path(__file__).parents[1] / "kb_invalid"
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return load_kb()
+
+
+def test_shipped_kb_has_no_errors(kb):
+    assert kb.errors == []
+
+
+def test_graph_is_acyclic_and_every_root_cause_reaches_the_top(kb):
+    assert kb.graph is not None
+    assert kb.graph.cycles() == []
+    assert kb.graph.unreachable_root_causes() == []
+    assert TOP_SYMPTOM in kb.nodes
+
+
+def test_seed_causes_exist_with_rules(kb):
+    seeds = ["vm-vsmmu-cmdq-trap-overhead", "grace-4k-page-kernel", "bios-deep-cstates-disabled-turbo-loss",
+             "cpu-governor-epp-powersave", "rank-numa-misbinding", "numa-balancing-enabled",
+             "container-nccl-env-not-propagated", "nccl-topology-invisible",
+             "nccl-ib-qp-concurrency-insufficient", "nccl-channel-count-insufficient"]
+    for cause in seeds:
+        assert kb.nodes[cause].kind == "root_cause"
+        assert kb.rules_for_node(cause), f"no rule gives evidence for {cause}"
+
+
+def test_package_ships_kb_inside_clusterdx():
+    rules, kbdir = shipped_dirs()
+    assert (rules / "__init__.py").exists() and (kbdir / "__init__.py").exists()
+
+
+def _cases():
+    return sorted(INVALID.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: p.name)
+def test_invalid_corpus_gives_pinned_code_and_location(tmp_path, path):
+    header = path.read_text().splitlines()[0]
+    m = re.match(r"# expect: (KB\d+) at (\d+):(\d+)", header)
+    assert m, f"{path.name} lacks an '# expect: KBnnn at L:C' header"
+    code, line, col = m.group(1), int(m.group(2)), int(m.group(3))
+    # the broken file is loaded on top of the shipped KB, so references resolve
+    work = tmp_path / "site"
+    work.mkdir()
+    (work / path.name).write_text(path.read_text())
+    rules, kbdir = shipped_dirs()
+    kb = load_kb([rules, kbdir, work], strict=False)
+    found = [p for p in kb.problems if p.file.endswith(path.name)]
+    assert any(p.code == code and (p.line, p.col) == (line, col) for p in found), [str(p) for p in found]

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
 
-import typer
+# Plain click help: typer's rich help pulls in markdown rendering and triples start-up time.
+# The text report still uses rich, imported only when a report is rendered.
+os.environ.setdefault("TYPER_USE_RICH", "0")
+
+import typer  # noqa: E402
 
 app = typer.Typer(
     name="clusterdx",
     help="Explain why a GPU training cluster is slower than its reference, and what to change.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
     add_completion=False,
 )
-kb_app = typer.Typer(help="Work on the knowledge base: lint, test, list, show, graph.", no_args_is_help=True)
+kb_app = typer.Typer(help="Work on the knowledge base: lint, test, list.", no_args_is_help=True,
+                     rich_markup_mode=None)
 app.add_typer(kb_app, name="kb")
 
 

@@ -41,6 +41,7 @@ BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-nvidia-64k root=UUID=c0a9 ro iommu.passthrou
 """
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_][\w.\-]*(?:=.*)?$", re.DOTALL)
+_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?(?:cat|tr|xargs|echo)\b.*cmdline")
 # parameters (almost) every booted kernel has; one of them makes a line a command line
 _TYPICAL = {"BOOT_IMAGE", "root", "ro", "rw", "quiet", "console", "init", "rdinit", "initrd", "splash",
             "crashkernel", "earlycon", "panic", "nomodule", "intel_iommu", "iommu", "iommu.passthrough",
@@ -99,7 +100,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         if not line.strip() or line.startswith("## "):
             continue
         if not _looks_like_cmdline(line):
-            if not line.lstrip().startswith(("$", "#")) and "cmdline" not in line:
+            if not _PROMPT.match(line):
                 ctx.warn(i, f"not a kernel command line: {line.strip()[:80]!r}")
             continue
         raw = line.strip()

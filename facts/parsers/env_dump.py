@@ -135,8 +135,10 @@ def split_sections(doc: Document) -> list[Section]:
             sections.append(Section(m.group(1).strip(), prompted=True))
             continue
         # /proc/PID/environ printed to a terminal keeps its NUL separators
-        sections[-1].lines.extend((i, part) for part in line.split("\0") if part) if "\0" in line \
-            else sections[-1].lines.append((i, line))
+        if "\0" in line:
+            sections[-1].lines.extend((i, part) for part in line.split("\0") if part)
+        else:
+            sections[-1].lines.append((i, line))
     return [s for s in sections if s.lines or s.command]
 
 

@@ -68,7 +68,7 @@ VmPTE VmPMD VmSwap HugetlbPages CoreDumping THP_enabled untag_mask Threads SigQ 
 SigBlk SigIgn SigCgt CapInh CapPrm CapEff CapBnd CapAmb NoNewPrivs Seccomp Seccomp_filters
 Speculation_Store_Bypass SpeculationIndirectBranch Cpus_allowed Cpus_allowed_list Mems_allowed
 Mems_allowed_list voluntary_ctxt_switches nonvoluntary_ctxt_switches x86_Thread_features
-x86_Thread_features_locked Mems_allowed_list TgidNs Kthread""".split())
+x86_Thread_features_locked""".split())
 _STRONG = frozenset({"Cpus_allowed", "Cpus_allowed_list", "Mems_allowed_list", "VmRSS", "VmPin",
                      "Tgid", "PPid", "TracerPid", "SigCgt", "CapEff", "voluntary_ctxt_switches"})
 

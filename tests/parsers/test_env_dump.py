@@ -198,3 +198,21 @@ def test_never_raises_anything_else(text):
         run(text, command="srun -l --container-image=x env | grep NCCL")
     except (ParseError, NotApplicable):
         pass
+
+
+def test_environ_with_nuls_printed_as_text():
+    ctx = run("PATH=/bin\0NCCL_IB_SL=1\0", command="cat /proc/1/environ")
+    assert [(f.name, f.value, f.source.line) for f in of(ctx, "env.var")] == [("PATH", "/bin", 1), ("NCCL_IB_SL", "1", 1)]
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("env", True), ("env | grep NCCL", True), ("docker exec -it c env", True), ("kubectl exec p -- env", True),
+    ("srun -l --container-image=img env | sort", True), ("printenv", True), ("printenv NCCL_IB_HCA", True),
+    ("bash -c 'env'", True), ("export -p", True), ("declare -px", True),
+    ("tr '\\0' '\\n' < /proc/123/environ | grep NCCL", True),
+    # env and printenv running or naming something else
+    ("env NCCL_DEBUG=INFO ./all_reduce_perf -b 8", False), ("/usr/bin/env python3 train.py", False),
+    ("cat .env", False), ("conda env list", False),
+])
+def test_command_patterns(command, expected):
+    assert env_dump.FORMATS[0].matches_command(command) is expected

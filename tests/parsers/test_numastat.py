@@ -116,3 +116,11 @@ def test_never_raises_anything_else(text):
         run("Per-node process memory usage (in MBs) for PID 1 (x)\n Node 0 Total\n" + text)
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("numastat -p 2214097", True), ("numastat -c -p python3", True), ("numastat -cp python3", True),
+    ("numastat", False), ("numastat -m", False), ("numactl --hardware", False),
+])
+def test_command_patterns(command, expected):
+    assert numastat.FORMATS[0].matches_command(command) is expected

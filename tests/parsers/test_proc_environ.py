@@ -103,3 +103,11 @@ def test_never_raises_anything_else_text(text):
         run_raw(text.encode("utf-8", "surrogatepass"))
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cat /proc/2214097/environ", True), ("sudo cat /proc/self/environ > env.bin", True),
+    ("tr '\\0' '\\n' < /proc/1/environ", False), ("cat /proc/1/status", False),
+])
+def test_command_patterns(command, expected):
+    assert proc_environ.FORMATS[0].matches_command(command) is expected

@@ -132,3 +132,12 @@ def test_known_keys_with_any_value(keys, value):
         run("".join(f"{k}:\t{value}\n" for k in keys))
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cat /proc/2214097/status", True), ("grep -E '^(Name|Cpus)' /proc/self/status", True),
+    ("grep Cpus_allowed_list /proc/*/status", True), ("cat /proc/1/task/7/status", True),
+    ("cat /proc/cpuinfo", False), ("systemctl status", False),
+])
+def test_command_patterns(command, expected):
+    assert proc_status.FORMATS[0].matches_command(command) is expected

@@ -99,3 +99,11 @@ def test_never_raises_anything_else(text):
         run(f"pid 1's current affinity mask: {text[:40]}\npid 2's current affinity list: {text[:40]}\n")
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("taskset -p 1", True), ("taskset -cp 1", True), ("taskset -a -cp 1", True), ("taskset --pid 1", True),
+    ("taskset -c 0-55 python train.py", False), ("taskset 0x3 ./bench", False),
+])
+def test_command_patterns(command, expected):
+    assert taskset.FORMATS[0].matches_command(command) is expected

@@ -161,3 +161,12 @@ def test_never_raises_anything_else(text):
         run("Training epoch 0, iteration 1/9 | " + text)
     except (ParseError, NotApplicable):
         pass
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("srun python pretrain_gpt.py --tensor-model-parallel-size 8 2>&1 | tee train.log", True),
+    ("torchrun --nproc-per-node 8 train.py", True), ("nemo llm pretrain --factory llama3_8b", True),
+    ("cat /proc/cpuinfo", False), ("nvidia-smi topo -m", False),
+])
+def test_command_patterns(command, expected):
+    assert train_log.FORMATS[0].matches_command(command) is expected

@@ -116,3 +116,8 @@ def test_import_engine_from_outside_repo_fails(tmp_path):
     proc = subprocess.run([sys.executable, "-c", "import clusterdx.engine.durable"], capture_output=True, text=True,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_committed_schema_is_current():
+    committed = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+    assert committed == json.loads(cli("schema", "report").stdout)

@@ -277,6 +277,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     run: dict = {}
     if any("Performance counter stats for" in ln for ln in doc.lines[:200]):
         lines = _human_lines(doc, ctx, run)
+        # the human form ends with "seconds time elapsed" unless it prints intervals
+        if lines and not run.get("times") and lines[-1].interval is None:
+            ctx.warn(len(doc.lines) - 1, "no 'seconds time elapsed' line (truncated?)")
     else:
         sep, hits = _csv_sep(doc)
         if not hits:

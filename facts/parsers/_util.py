@@ -32,7 +32,7 @@ def cpu_list(text: str) -> list[int]:
         if "-" in part:
             a, b = part.split("-", 1)
             lo, hi = int(a), int(b)
-            if hi < lo or hi - lo > 1_000_000:
+            if hi < lo or hi - lo > 65_536:
                 raise ParseError(f"bad CPU range {part!r}")
             out.extend(range(lo, hi + 1, stride))
         else:

@@ -6,6 +6,7 @@ Edges point from cause to effect. Every root cause must reach the top symptom
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -69,7 +70,8 @@ class CausalGraph:
         """The strongest path from a cause to the top symptom, for explanations."""
         if TOP_SYMPTOM not in self.graph or not nx.has_path(self.graph, root, TOP_SYMPTOM):
             return [root]
-        return nx.shortest_path(self.graph, root, TOP_SYMPTOM, weight=lambda u, v, d: 1.0 - d["weight"] + 1e-3)
+        # the strongest path: the largest product of edge weights is the smallest sum of -log(weight)
+        return nx.shortest_path(self.graph, root, TOP_SYMPTOM, weight=lambda u, v, d: -math.log(d["weight"]))
 
     def neighbourhood(self, focus: str, radius: int = 2) -> "nx.DiGraph":
         und = self.graph.to_undirected(as_view=True)

@@ -246,7 +246,10 @@ def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
         try:
             parse_condition(rule.condition, list(rule.match))
         except ConditionError as exc:
-            _problem_at(kb, "Rule", rule.id, ("condition",), "KB301", f"{exc} (column {exc.col})")
+            located = kb.locations.get(f"Rule:{rule.id}")
+            line, col = located.vloc(("condition",)) if located else (0, 0)
+            kb.problems.append(Problem("KB301", str(exc), _display(kb.files[f"Rule:{rule.id}"]), line,
+                                       col + max(exc.col - 1, 0), f"Rule(id={rule.id!r}) > condition"))
         for i, ev in enumerate(rule.evidence):
             if ev.node not in kb.nodes:
                 _problem_at(kb, "Rule", rule.id, ("evidence", i, "node"), "KB201",

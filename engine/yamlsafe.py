@@ -19,8 +19,15 @@ Loc = tuple[int, int]
 @dataclass
 class Located:
     data: Any
-    #: path tuple (keys and list indexes) -> (line, col), 1-based
+    #: path tuple (keys and list indexes) -> (line, col), 1-based; a mapping entry points at its key
     locs: dict[tuple, Loc]
+    #: path tuple -> where the value itself starts (for errors inside a value, e.g. a condition)
+    vlocs: dict[tuple, Loc] = None  # type: ignore[assignment]
+
+    def vloc(self, path: tuple) -> Loc:
+        if self.vlocs and path in self.vlocs:
+            return self.vlocs[path]
+        return self.loc(path)
 
     def loc(self, path: tuple) -> Loc:
         """Location of ``path`` or of its nearest located ancestor."""
@@ -37,8 +44,8 @@ class YamlError(Exception):
         self.line, self.col = line, col
 
 
-def _walk(node: yaml.Node, path: tuple, locs: dict[tuple, Loc]) -> Any:
-    locs[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+def _walk(node: yaml.Node, path: tuple, locs: dict[tuple, Loc], vlocs: dict[tuple, Loc]) -> Any:
+    locs[path] = vlocs[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -49,11 +56,11 @@ def _walk(node: yaml.Node, path: tuple, locs: dict[tuple, Loc]) -> Any:
             if key in out:
                 raise YamlError(f"duplicate key {key!r}", key_node.start_mark.line + 1,
                                 key_node.start_mark.column + 1)
-            out[key] = _walk(value_node, path + (key,), locs)
+            out[key] = _walk(value_node, path + (key,), locs, vlocs)
             locs[path + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_walk(item, path + (i,), locs) for i, item in enumerate(node.value)]
+        return [_walk(item, path + (i,), locs, vlocs) for i, item in enumerate(node.value)]
     return yaml.SafeLoader.construct_object(_LOADER, node, deep=True)  # type: ignore[arg-type]
 
 
@@ -84,12 +91,13 @@ def load_text(text: str) -> Located:
     if node is None:
         return Located(None, {(): (1, 1)})
     locs: dict[tuple, Loc] = {}
+    vlocs: dict[tuple, Loc] = {}
     try:
-        data = _walk(node, (), locs)
+        data = _walk(node, (), locs, vlocs)
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         raise YamlError(str(exc.problem), mark.line + 1 if mark else 1, mark.column + 1 if mark else 1) from None
-    return Located(data, locs)
+    return Located(data, locs, vlocs)
 
 
 def load_file(path: Path) -> Located:

@@ -171,7 +171,8 @@ class PerfCounter(Fact):
     supported: bool = True
     #: False for <not supported> and <not counted>
     counted: bool = True
-    #: share of the time the event was scheduled (multiplexing); None when 100 % / not printed
+    #: share of the time the event was scheduled (multiplexing); 100.0 when perf printed no share
+    #: (it prints one only below 100 %), None for events that were not counted
     enabled_pct: float | None = None
     #: perf's derived metric next to the count, e.g. 2.988 with metric_unit "GHz"
     metric_value: float | None = None

@@ -53,12 +53,49 @@ def _fail(message: str, status: ExitStatus) -> "typer.Exit":
     return typer.Exit(int(status))
 
 
-def _load_kb(kb_dirs: Optional[List[Path]] = None):
+def _site(config: Optional[Path]):
+    from clusterdx.engine.site import SiteConfigError, load_site
+
+    try:
+        return load_site(config)
+    except SiteConfigError as exc:
+        raise _fail(str(exc), ExitStatus.USAGE) from None
+
+
+def checkout_dirs(start: Optional[Path] = None) -> Optional[List[Path]]:
+    """rules/ and kb/ of the clusterdx checkout the command runs in, if any."""
+    here = (start or Path.cwd()).resolve()
+    for folder in [here, *here.parents]:
+        pyproject = folder / "pyproject.toml"
+        if (folder / "rules").is_dir() and (folder / "kb").is_dir() and pyproject.is_file():
+            if 'name = "clusterdx"' in pyproject.read_text(errors="replace"):
+                return [folder / "rules", folder / "kb"]
+    return None
+
+
+def kb_dirs(explicit: Optional[List[Path]], site, prefer_checkout: bool) -> Optional[List[Path]]:
+    """Folders to load, later ones on top of earlier ones: the shipped KB, the checkout's rules/
+    and kb/ (for kb commands run inside one), folders given as arguments, the site's folders."""
+    from clusterdx.engine.kb import shipped_dirs
+
+    layers: List[Path] = list(shipped_dirs())
+    if prefer_checkout:
+        layers += checkout_dirs() or []
+    layers += list(explicit or [])
+    layers += site.extra_kb_dirs() if site is not None else []
+    out: List[Path] = []
+    for p in layers:
+        if p.resolve() not in [q.resolve() for q in out]:
+            out.append(p)
+    return out
+
+
+def _load_kb(dirs: Optional[List[Path]] = None):
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.problems import KBLoadError
 
     try:
-        return load_kb(kb_dirs or None)
+        return load_kb(dirs or None)
     except KBLoadError as exc:
         raise _fail(str(exc), ExitStatus.KB_INVALID) from None
 
@@ -76,6 +113,7 @@ def diagnose(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every score term and warning."),
     fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0,
                                             help="Exit 4 when a hypothesis reaches this confidence."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
     from clusterdx.engine.diagnose import collect_live, collect_paths, diagnose as run
@@ -85,10 +123,11 @@ def diagnose(
     for p in list(paths or []) + list(baseline or []):
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
-    kb = _load_kb()
+    site = _site(config)
+    kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
     target = collect_paths(paths, node=node, scope=scope, redact=redact) if paths else collect_live(redact=redact)
     base = collect_paths(baseline, redact=redact) if baseline else None
-    report = run(target, base, kb=kb, redact=redact)
+    report = run(target, base, kb=kb, redact=redact, site=site)
     options = {"verbose": verbose}
     if fmt == OutputFormat.text and output is None:
         options["color"] = sys.stdout.isatty()

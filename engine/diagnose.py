@@ -9,24 +9,45 @@ from types import SimpleNamespace
 from typing import Any, Sequence
 
 from clusterdx import __version__
-from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement
+from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.rank import EvidenceRef, Scored, reportable, score
+from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, RemediationOut,
     Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
 
-_ENGINES: dict[int, RuleEngine] = {}
+_ENGINES: dict[tuple[int, str], RuleEngine] = {}
 
 
-def engine_for(kb: KnowledgeBase) -> RuleEngine:
-    """One compiled engine per knowledge base per process."""
-    key = id(kb)
+def engine_for(kb: KnowledgeBase, site: SiteConfig | None = None) -> RuleEngine:
+    """One compiled engine per knowledge base and site configuration per process."""
+    site = site or SiteConfig()
+    key = (id(kb), site.model_dump_json())
     if key not in _ENGINES:
-        _ENGINES[key] = RuleEngine(kb)
+        rule_ids = enabled_rules(kb, site.statuses, site.rules.disable)
+        _ENGINES[key] = RuleEngine(kb, rule_ids, site.rules.params)
     return _ENGINES[key]
+
+
+def site_warnings(kb: KnowledgeBase, site: SiteConfig) -> list[str]:
+    out = []
+    for rid in site.rules.disable:
+        if rid not in kb.rules:
+            out.append(f"site configuration disables unknown rule {rid!r}")
+    for rid, params in site.rules.params.items():
+        if rid not in kb.rules:
+            out.append(f"site configuration sets parameters of unknown rule {rid!r}")
+            continue
+        for name in params:
+            if name not in kb.rules[rid].params:
+                out.append(f"site configuration sets unknown parameter {name!r} of rule {rid!r}")
+    for cid in list(site.priors) + list(site.mandatory):
+        if cid not in kb.nodes:
+            out.append(f"site configuration names unknown cause {cid!r}")
+    return out
 
 
 @dataclass
@@ -57,7 +78,7 @@ def collect_live(redact: bool = True) -> Collected:
 
 
 def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
-             redact: bool = True) -> Report:
+             redact: bool = True, site: SiteConfig | None = None) -> Report:
     from clusterdx.facts.derive import compare, derive_all
 
     kb = kb or load_kb()
@@ -68,13 +89,15 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
         extra, diffs = compare(facts, base_facts)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
-    engine = engine_for(kb)
+    site = site or SiteConfig()
+    engine = engine_for(kb, site)
     results, warnings = engine.evaluate(facts)
+    warnings = site_warnings(kb, site) + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
     graph = kb.graph
     assert graph is not None  # load_kb refuses a KB whose graph did not build
-    scored = score(graph, refs, gap.gap_pct if gap else None)
+    scored = score(graph, refs, gap.gap_pct if gap else None, site.priors)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results) for rank, s in enumerate(reportable(scored), 1)]
     if gap is not None:
         explained = min(gap.gap_pct, sum(h.impact_pct for h in hypotheses))
@@ -97,6 +120,7 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
         rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
         warnings=warnings,
         redacted=redact,
+        site=site.summary() if site.path else None,
     )
 
 
@@ -164,6 +188,7 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
     first = result.matches[0] if result.matches else None
     bindings = first.bindings if first else {}
     engine_params = {p: v.default for p, v in rule.params.items()}
+    engine_params.update(result.params)
     facts: list[FactOut] = []
     for m in result.matches:
         for fact in m.bindings.values():

@@ -36,6 +36,8 @@ class RuleResult:
     match_count: int = 0
     missing: list[Pattern] = field(default_factory=list)
     evidence: tuple[Emit, ...] = ()
+    #: parameter values in force (defaults plus site or test overrides), for messages
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def describe_requirement(pattern: Pattern) -> str:
@@ -45,8 +47,9 @@ def describe_requirement(pattern: Pattern) -> str:
     return f"{pattern.fact_type}({conds})"
 
 
-def enabled_rules(kb: KnowledgeBase, statuses: Sequence[str] = ("stable", "test", "experimental"),
+def enabled_rules(kb: KnowledgeBase, statuses: Sequence[str] = ("stable", "test"),
                   disabled: Sequence[str] = ()) -> list[str]:
+    """Rules that run: by status (experimental ones only when a site asks), minus disabled ones."""
     return sorted(r.id for r in kb.rules.values() if r.status in statuses and r.id not in disabled)
 
 
@@ -93,5 +96,5 @@ class RuleEngine:
             matches.sort(key=lambda m: min((f.source.line for f in m.bindings.values()), default=0))
             refutes_only = all(e.effect == "refutes" for e in rule.evidence)
             results.append(RuleResult(rule.id, "refuted" if refutes_only else "fired", matches[:MAX_MATCHES],
-                                      count, evidence=rule.evidence))
+                                      count, evidence=rule.evidence, params=dict(rule.params)))
         return results, run.warnings

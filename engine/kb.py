@@ -88,8 +88,14 @@ def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True) -> Knowl
     kb = KnowledgeBase()
     roots = list(dirs) if dirs is not None else list(shipped_dirs())
     kb.roots = roots
+    seen: set[Path] = set()
     for root in roots:
         for path in _yaml_files(root):
+            # an editable install makes the shipped KB and the checkout the same files: load once
+            real = path.resolve()
+            if real in seen:
+                continue
+            seen.add(real)
             _load_document(kb, path)
     _check_references(kb, fact_types)
     _check_graph(kb)
@@ -143,14 +149,28 @@ def _load_document(kb: KnowledgeBase, path: Path) -> None:
     key = f"{type(doc).__name__}:{doc_id}"
     if doc_id in table:
         line, col = located.loc(("id",))
-        kb.problems.append(Problem("KB103", f"{type(doc).__name__.lower()} {doc_id!r} defined again "
-                                   f"(first in {_display(kb.files[key])})", name, line, col))
-        # a later folder overrides an earlier one (site folders on top of the shipped KB)
+        first = kb.files[key]
+        same_root = _root_of(kb, first) == _root_of(kb, path)
+        # a later folder overrides an earlier one (a checkout or site folder on top of the shipped
+        # KB); the same id twice within one folder is a mistake
+        kb.problems.append(Problem("KB103", f"{type(doc).__name__.lower()} {doc_id!r} "
+                                   f"{'defined again' if same_root else 'overrides the one'} in {_display(first)}",
+                                   name, line, col, severity="error" if same_root else "warning"))
     table[doc_id] = doc
     kb.files[key] = path
     if isinstance(doc, Rule):
         kb.files[doc_id] = path
     kb.locations[key] = located
+
+
+def _root_of(kb: KnowledgeBase, path: Path) -> Path | None:
+    for root in kb.roots:
+        try:
+            path.resolve().relative_to(root.resolve())
+            return root
+        except ValueError:
+            continue
+    return None
 
 
 def _problem_at(kb: KnowledgeBase, kind: str, doc_id: str, path: tuple, code: str, message: str,

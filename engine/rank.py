@@ -72,17 +72,19 @@ class Scored:
         return any(t.delta > 0 for t in self.terms)
 
 
-def _prior(node: Node) -> float:
-    return PRIOR_P[node.prior or "low"]
+def _prior(node: Node, overrides: dict[str, str] | None = None) -> float:
+    word = (overrides or {}).get(node.id) or node.prior or "low"
+    return PRIOR_P[word]
 
 
-def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None = None) -> list[Scored]:
-    """Score every root cause; return them best first."""
+def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None = None,
+          priors: dict[str, str] | None = None) -> list[Scored]:
+    """Score every root cause; return them best first. ``priors`` are site overrides (words)."""
     nodes = graph.nodes
     causes = graph.root_causes()
     direct: dict[str, float] = {}
     for cause in causes:
-        lo = logit(_prior(nodes[cause]))
+        lo = logit(_prior(nodes[cause], priors))
         for ev in evidence:
             if ev.node == cause:
                 lo += strength_llr(ev.strength) * (1 if ev.effect == "supports" else -1)
@@ -90,7 +92,7 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
 
     results: list[Scored] = []
     for cause in causes:
-        prior = _prior(nodes[cause])
+        prior = _prior(nodes[cause], priors)
         lo = logit(prior)
         terms: list[Term] = []
         reach = graph.attenuation.get(cause, {})

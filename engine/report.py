@@ -178,6 +178,8 @@ class Report(Model):
     rules: list[RuleOutcomeOut] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     redacted: bool = True
+    #: the site configuration in force (None: shipped defaults)
+    site: dict[str, Any] | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, OutputFormat, _emit, _load_kb, kb_app
+from clusterdx.cli import ExitStatus, OutputFormat, _emit, _load_kb, _site, kb_app, kb_dirs
 
 @kb_app.command("lint")
 def kb_lint(
@@ -20,7 +20,7 @@ def kb_lint(
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.lint import lint_tests
 
-    kb = load_kb(dirs or None, strict=False)
+    kb = load_kb(kb_dirs(dirs, _site(None), prefer_checkout=True), strict=False)
     lint_tests(kb)
     problems = kb.problems
     if fmt == OutputFormat.json:
@@ -45,7 +45,7 @@ def kb_test(
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.ruletest import run_rule_tests
 
-    kb = load_kb(dirs or None, strict=False)
+    kb = load_kb(kb_dirs(dirs, _site(None), prefer_checkout=True), strict=False)
     if kb.errors:
         for p in kb.errors:
             typer.echo(str(p))
@@ -64,7 +64,7 @@ def kb_list(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"
     """List root causes and rules."""
     import orjson
 
-    kb = _load_kb()
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
     causes = [{"id": n.id, "layer": n.layer, "seed": n.seed, "prior": n.prior, "title": n.title}
               for n in sorted(kb.nodes.values(), key=lambda n: (n.layer or "", n.id)) if n.kind == "root_cause"]
     rules = [{"id": r.id, "status": r.status, "title": r.title, "nodes": [e.node for e in r.evidence]}
@@ -78,3 +78,103 @@ def kb_list(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"
     typer.echo("Rules:")
     for r in rules:
         typer.echo(f"  {r['id']:<48} {r['status']:<12} -> {', '.join(r['nodes'])}")
+
+
+@kb_app.command("show")
+def kb_show(
+    item: str = typer.Argument(..., help="A root cause, node, rule, remediation or probe id."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
+) -> None:
+    """Show one knowledge-base item in full, with what points at it."""
+    import orjson
+    import yaml
+
+    from clusterdx.cli import _fail
+    from clusterdx.engine.problems import did_you_mean
+
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    for kind, table in (("node", kb.nodes), ("rule", kb.rules), ("remediation", kb.remediations),
+                        ("probe", kb.probes)):
+        if item in table:
+            data = table[item].model_dump(mode="json", by_alias=True, exclude_defaults=True)
+            related: dict = {}
+            if kind == "node":
+                related["rules"] = sorted(r.id for r in kb.rules_for_node(item))
+                related["caused_by"] = sorted(n.id for n in kb.nodes.values() if any(e.node == item for e in n.causes))
+            if kind == "rule":
+                related["test_file"] = str(kb.test_file(item) or "")
+            out = {"kind": kind, "item": data, "related": related}
+            if fmt == OutputFormat.json:
+                _emit(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n", None)
+            else:
+                typer.echo(f"# {kind} {item}")
+                typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip())
+                for key, val in related.items():
+                    typer.echo(f"# {key}: {', '.join(val) if isinstance(val, list) else val}")
+            return
+    known = list(kb.nodes) + list(kb.rules) + list(kb.remediations) + list(kb.probes)
+    raise _fail(f"nothing named {item!r}; {did_you_mean(item, known)}".rstrip("; "), ExitStatus.USAGE)
+
+
+@kb_app.command("graph")
+def kb_graph(
+    focus: Optional[str] = typer.Option(None, "--focus", help="Only the neighbourhood of this node."),
+    radius: int = typer.Option(2, "--radius", min=1, max=10),
+    graph_format: str = typer.Option("dot", "--format", "-f", help="dot, mermaid or svg (needs Graphviz)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+) -> None:
+    """The causal graph as DOT, Mermaid or SVG, optionally around one node."""
+    import shutil
+    import subprocess
+
+    from clusterdx.cli import _fail
+    from clusterdx.engine.problems import did_you_mean
+    from clusterdx.explainers.graph import to_dot, to_mermaid
+
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    assert kb.graph is not None
+    graph = kb.graph.graph
+    if focus:
+        if focus not in kb.nodes:
+            raise _fail(f"unknown node {focus!r}; {did_you_mean(focus, kb.nodes)}".rstrip("; "), ExitStatus.USAGE)
+        graph = kb.graph.neighbourhood(focus, radius)
+    titles = {n.id: n.title for n in kb.nodes.values()}
+    if graph_format == "mermaid":
+        _emit(to_mermaid(graph, titles, focus), output)
+    elif graph_format == "dot":
+        _emit(to_dot(graph, titles, focus), output)
+    elif graph_format == "svg":
+        dot = shutil.which("dot")
+        if dot is None:
+            raise _fail("SVG needs Graphviz ('dot' on PATH); use --format dot or mermaid", ExitStatus.USAGE)
+        proc = subprocess.run([dot, "-Tsvg"], input=to_dot(graph, titles, focus), capture_output=True,
+                              text=True, timeout=60, check=False)
+        if proc.returncode != 0:
+            raise _fail(f"dot failed: {proc.stderr.strip()[:200]}", ExitStatus.INTERNAL_ERROR)
+        _emit(proc.stdout, output)
+    else:
+        raise _fail(f"unknown graph format {graph_format!r} (dot, mermaid, svg)", ExitStatus.USAGE)
+
+
+@kb_app.command("new")
+def kb_new(
+    what: str = typer.Argument(..., help="'rule' or 'cause'."),
+    name: str = typer.Argument(..., help="rule: LAYER/ID; cause: ID (or LAYER/ID)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Folder holding rules/ and kb/ (default: this checkout)."),
+) -> None:
+    """Scaffold a rule and its test file, or a cause with its remediation."""
+    from clusterdx.cli import _fail, checkout_dirs
+    from clusterdx.engine.scaffold import ScaffoldError, new_cause, new_rule
+
+    base = root
+    if base is None:
+        dirs = checkout_dirs()
+        base = dirs[0].parent if dirs else Path.cwd()
+    try:
+        created = new_rule(base, name) if what == "rule" else new_cause(base, name) if what == "cause" else None
+    except ScaffoldError as exc:
+        raise _fail(str(exc), ExitStatus.USAGE) from None
+    if created is None:
+        raise _fail(f"unknown kind {what!r}: use 'rule' or 'cause'", ExitStatus.USAGE)
+    for p in created:
+        typer.echo(f"created {p}")

@@ -12,9 +12,11 @@ from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.rank import EvidenceRef, Scored, reportable, score
+from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.report import (
-    Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, RemediationOut,
+    Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
+    RemediationOut,
     Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
@@ -99,6 +101,9 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
     assert graph is not None  # load_kb refuses a KB whose graph did not build
     scored = score(graph, refs, gap.gap_pct if gap else None, site.priors)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results) for rank, s in enumerate(reportable(scored), 1)]
+    present = {f.fact_type for f in facts}
+    suggestions = suggest(kb, results, refs, present, gap.gap_pct if gap else None, site.priors,
+                          payloads=[f.payload() for f in facts], engine_rules={r.id: r for r in engine.rules})
     if gap is not None:
         explained = min(gap.gap_pct, sum(h.impact_pct for h in hypotheses))
         gap.explained_pct = round(max(explained, 0.0), 2)
@@ -115,6 +120,7 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
         inputs=inputs,
         hypotheses=hypotheses,
         not_evaluated=_not_evaluated(kb, results),
+        next_probes=[_probe_out(kb, s) for s in suggestions],
         gap=gap,
         differences=differences,
         rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
@@ -233,6 +239,14 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         verification=[VerificationOut(**v.model_dump()) for v in node.verification],
         references=list(node.references),
     )
+
+
+def _probe_out(kb: KnowledgeBase, s: Any) -> ProbeSuggestion:
+    p = kb.probes[s.probe_id]
+    return ProbeSuggestion(id=p.id, title=p.title, command=p.command, where=list(p.where), needs_root=p.needs_root,
+                           disturbs_workload=p.disturbs_workload, duration_s=p.duration_s, gain=s.gain, cost=s.cost,
+                           value=s.value, unlocks=s.unlocks, bears_on=s.bears_on,
+                           separates=list(s.separates) if s.separates else [])
 
 
 def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEvaluated]:

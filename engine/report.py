@@ -124,6 +124,22 @@ class ProbeOut(Model):
     duration_s: float
 
 
+class ProbeSuggestion(Model):
+    id: str
+    title: str
+    command: str
+    where: list[str]
+    needs_root: bool
+    disturbs_workload: bool
+    duration_s: float
+    gain: float
+    cost: float
+    value: float
+    unlocks: list[str]
+    bears_on: list[str]
+    separates: list[str] = Field(default_factory=list)
+
+
 class NotEvaluated(Model):
     rule: str
     title: str
@@ -173,6 +189,8 @@ class Report(Model):
     inputs: list[InputOut]
     hypotheses: list[Hypothesis]
     not_evaluated: list[NotEvaluated]
+    #: the collections that would most change the ranking, best first
+    next_probes: list[ProbeSuggestion] = Field(default_factory=list)
     gap: Gap | None = None
     differences: list[Difference] = Field(default_factory=list)
     rules: list[RuleOutcomeOut] = Field(default_factory=list)

@@ -83,6 +83,19 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         p("[bold]Differences from the baseline[/]")
         for d in report.differences[:40]:
             p(f"   {escape(d.what)}: target {escape(d.target)!s} / baseline {escape(d.baseline)!s}")
+    if report.next_probes:
+        p()
+        p("[bold]Best next probes[/] (what would most change this ranking, per unit of cost)")
+        for i, pr in enumerate(report.next_probes, 1):
+            why = ""
+            if len(pr.separates) == 2:
+                why = f"separates {pr.separates[0]} from {pr.separates[1]}"
+            elif pr.bears_on:
+                why = f"bears on {', '.join(pr.bears_on)}"
+            root = ", needs root" if pr.needs_root else ""
+            p(f"   {i}. $ {escape(pr.command)}  [dim]({', '.join(pr.where)}{root}; ~{pr.duration_s:g} s)[/]")
+            if why:
+                p(f"      {escape(why)}; evaluates {escape(', '.join(pr.unlocks[:4]))}")
     if report.not_evaluated:
         p()
         p("[bold]Not evaluated[/] (the facts these rules need were not in the inputs)")

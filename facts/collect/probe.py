@@ -45,7 +45,8 @@ class Probe:
     #: the parser that reads the output, when there is one (a name from ``clusterdx formats``)
     format: str | None = None
     kb_probe: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    #: its own time limit; None: the collection's default (DEFAULT_TIMEOUT_S unless --timeout)
+    timeout_s: float | None = None
     #: exit codes that are not failures (systemd-detect-virt exits 1 with "none")
     ok_codes: frozenset[int] = frozenset({0})
     #: where the output is: stdout, stderr (perf stat) or both interleaved (turbostat)

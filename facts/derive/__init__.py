@@ -16,6 +16,29 @@ from clusterdx.facts.derive import cpu, env, fabric, placement
 
 DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive)
 
+#: derived fact type -> the parsed fact types it is computed from (any of them may be the one
+#: missing); used to tell which collection would let a derived fact exist
+SOURCES: dict[str, frozenset[str]] = {
+    "env.propagation": frozenset({"env.dump", "env.var"}),
+    "nccl.setting": frozenset({"nccl.env", "env.var"}),
+    "nccl.qps_effective": frozenset({"nccl.env", "env.dump"}),
+    "nccltests.efficiency": frozenset({"nccltests.run"}),
+    "cpu.freq_shortfall": frozenset({"cpu.turbostat", "cpu.effective_freq", "cpu.info"}),
+    "placement.rank_binding": frozenset({"proc.affinity", "topo.gpu"}),
+    "compare.metric": frozenset({"train.step_stats"}),
+    "compare.env_missing": frozenset({"env.dump", "env.var"}),
+    "compare.setting": frozenset(),
+}
+
+
+def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
+    """Fact types a collection yielding ``yields`` can lead to, derived ones included."""
+    out = set(yields)
+    for derived, sources in SOURCES.items():
+        if sources & out:
+            out.add(derived)
+    return out
+
 
 def derive_all(facts: Sequence[Fact]) -> list[Fact]:
     out = list(facts)

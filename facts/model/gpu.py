@@ -209,6 +209,8 @@ class GpuNvlinkSummary(Fact):
     uuid: str = ""
     #: sum of the active links' speeds in GB/s
     total_gbps: float | None = None
+    #: nvidia-smi printed no links because all of them are inactive ('... all links are inActive')
+    all_inactive: bool = False
 
 
 class GpuNvlinkErrors(Fact):

@@ -145,9 +145,9 @@ def _l(obj: Any, key: str) -> list:
 def _s(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
-    if isinstance(v, (str, int, float)):
-        return str(v)
-    return ""
+    if v is None or isinstance(v, (dict, list, set, bytes)):
+        return ""
+    return str(v)
 
 
 def _b(v: Any) -> bool | None:

@@ -162,6 +162,13 @@ class _Block:
     last_index: int = 0
 
 
+def _csv_fields(line: str) -> list[str] | None:
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:
+        return None
+
+
 def _columns(names: list[str]) -> list[_Col] | None:
     """Canonical columns for a header, or None when it is not an nsys summary header."""
     cols: list[_Col] = []
@@ -279,10 +286,10 @@ class _Parser:
                 i += 1
                 continue
             m = _OLD_TITLE.match(line)
-            if m and m.group(1).lower() in _OLD_TITLES:
+            if m:
                 self.close()
-                self.saw_nsys = True
-                self.kind = _OLD_TITLES[m.group(1).lower()]
+                self.saw_nsys = self.saw_nsys or m.group(1).lower() in _OLD_TITLES
+                self.kind = _OLD_TITLES.get(m.group(1).lower(), "skip")
                 i += 1
                 continue
             if _SKIPPED.match(line):
@@ -293,9 +300,9 @@ class _Parser:
                 continue
             # a CSV header
             if _CSV_HEAD.match(line):
-                names = next(csv.reader([line]), [])
-                cols = _columns(names)
-                if cols is not None:
+                names = _csv_fields(line)
+                cols = _columns(names) if names else None
+                if names and cols is not None:
                     self.start_block(i, names, cols, is_csv=True)
                     i += 1
                     continue
@@ -316,6 +323,9 @@ class _Parser:
     @staticmethod
     def _split_header(header: str, dashes: str) -> list[str]:
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", dashes)]
+        names = re.split(r"\s{2,}", header.strip())
+        if len(names) == len(spans):
+            return names
         names = []
         for k, (a, b) in enumerate(spans):
             end = spans[k + 1][0] if k + 1 < len(spans) else len(header)
@@ -345,7 +355,7 @@ class _Parser:
             return
         ncols = len(block.columns)
         if block.csv:
-            fields = next(csv.reader([line]), [])
+            fields = _csv_fields(line) or []
         else:
             fields = line.split(None, ncols - 1)
         if len(fields) != ncols:
@@ -463,7 +473,7 @@ def sniff(doc: Document) -> float:
     score = 0.0
     lines = doc.lines[:300]
     for k, line in enumerate(lines):
-        if _CSV_HEAD.match(line) and "Total Time" in line and _columns(next(csv.reader([line]), [])):
+        if _CSV_HEAD.match(line) and "Total Time" in line and _columns(_csv_fields(line) or []):
             return 0.95
         if _PROCESSING.match(line) and "reports" in line.replace("\\", "/"):
             return 0.95

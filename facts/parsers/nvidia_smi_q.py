@@ -55,7 +55,7 @@ Examples:
     ('gpu.device', 0, '0000:4e:00.0', 'NVIDIA A100-SXM4-80GB', False, '470.141.03')
     >>> p = [f for f in ctx.facts if f.fact_type == "gpu.pcie"][0]
     >>> (p.width_current, p.width_max, p.downgraded, p.idle_gen_drop, p.replay_counter, p.source.line)
-    (8, 16, True, False, 1129, 13)
+    (8, 16, True, False, 1129, 15)
     >>> [f.active for f in ctx.facts if f.fact_type == "gpu.throttle"]
     [['idle']]
     >>> s = ctx.facts[-1]
@@ -115,7 +115,7 @@ _BUS = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.
 _NUM = re.compile(r"^([+-]?\d{1,15}(?:\.\d{1,15})?)\s*(?:[A-Za-z/%()]+(?:\s*[A-Za-z/%()]+)?)?$")
 _MISSING = {"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown error", "[unknown error]",
             "insufficient permissions", "[insufficient permissions]", "gpu requires reset",
-            "[gpu requires reset]", "not available", "none"}
+            "[gpu requires reset]", "not available"}
 _TRUE = {"enabled", "yes", "active", "true", "on"}
 _FALSE = {"disabled", "no", "not active", "false", "off"}
 
@@ -365,6 +365,7 @@ _COUNTER_FIELDS = {
     "sw_thermal_slowdown": "sw_thermal_us", "sw_therm_slowdown": "sw_thermal_us",
     "hw_thermal_slowdown": "hw_thermal_us", "hw_therm_slowdown": "hw_thermal_us",
     "hw_power_braking": "hw_power_brake_us", "hw_power_brake": "hw_power_brake_us",
+    "hw_power_brake_slowdown": "hw_power_brake_us",
 }
 _REASON_PREFIXES = ("clocks_event_reasons_counters_", "clocks_throttle_reasons_counters_",
                     "clocks_event_reason_", "clocks_throttle_reason_")
@@ -412,21 +413,22 @@ def emit_gpu(ctx: ParseContext, gpu: int, block: Block, keys: Keys, driver: str,
     r = _Reader(block)
     bus = block.bus_id or norm_bus_id(r.get(*keys.bus_id, record=False) or "")
     name = word(r.get(*keys.name))
-    gpu_util = number(r.get(*keys.gpu_util))
-    ctx.add(GpuDevice, *r.span(), gpu=gpu, bus_id=bus, name=name, uuid=word(r.get(*keys.uuid)),
-            serial=word(r.get(*keys.serial)), vbios=word(r.get(*keys.vbios)),
-            driver_version=driver, cuda_version=cuda, minor_number=integer(r.get(*keys.minor)),
-            architecture=word(r.get(*keys.arch)), persistence_mode=flag(r.get(*keys.persistence)),
-            virtualization_mode=word(r.get(*keys.virt)) or (r.get(*keys.virt) or "").strip(),
-            mig_mode=(r.get(*keys.mig) or "").strip(), compute_mode=word(r.get(*keys.compute)),
-            power_limit_w=number(r.get(*keys.power_limit)),
-            default_power_limit_w=number(r.get(*keys.default_power_limit)),
-            min_power_limit_w=number(r.get(*keys.min_power_limit)),
-            max_power_limit_w=number(r.get(*keys.max_power_limit)),
-            power_draw_w=number(r.get(*keys.power_draw)),
-            instant_power_draw_w=number(r.get(*keys.instant_power)),
-            gpu_util_pct=gpu_util, mem_util_pct=number(r.get(*keys.mem_util)),
-            gsp_firmware=word(r.get(*keys.gsp)))
+    device = dict(
+        bus_id=bus, name=name, uuid=word(r.get(*keys.uuid)), serial=word(r.get(*keys.serial)),
+        vbios=word(r.get(*keys.vbios)), driver_version=driver, cuda_version=cuda,
+        minor_number=integer(r.get(*keys.minor)), architecture=word(r.get(*keys.arch)),
+        persistence_mode=flag(r.get(*keys.persistence)), virtualization_mode=word(r.get(*keys.virt)),
+        mig_mode=word(r.get(*keys.mig)), compute_mode=word(r.get(*keys.compute)),
+        power_limit_w=number(r.get(*keys.power_limit)),
+        default_power_limit_w=number(r.get(*keys.default_power_limit)),
+        min_power_limit_w=number(r.get(*keys.min_power_limit)),
+        max_power_limit_w=number(r.get(*keys.max_power_limit)),
+        power_draw_w=number(r.get(*keys.power_draw)),
+        instant_power_draw_w=number(r.get(*keys.instant_power)),
+        gpu_util_pct=number(r.get(*keys.gpu_util)), mem_util_pct=number(r.get(*keys.mem_util)),
+        gsp_firmware=word(r.get(*keys.gsp)),
+    )
+    ctx.add(GpuDevice, *r.span(), gpu=gpu, **device)
 
     pstate = word(r.get(*keys.pstate, record=False))
     reasons_prefix = next((p for p in keys.reasons if any(
@@ -530,11 +532,12 @@ def emit_gpu(ctx: ParseContext, gpu: int, block: Block, keys: Keys, driver: str,
     f = keys.fabric
     state = word(r.get(f + "/state"))
     if state:
-        ctx.add(GpuFabric, *r.span(), gpu=gpu, bus_id=bus, state=state,
-                status=word(r.get(f + "/status")), clique_id=word(r.get(f + "/cliqueid")),
-                cluster_uuid=word(r.get(f + "/clusteruuid")),
-                health=word(r.get(f + "/health/summary")),
-                bandwidth=word(r.get(f + "/health/bandwidth")))
+        fabric = dict(
+            state=state, status=word(r.get(f + "/status")), clique_id=word(r.get(f + "/cliqueid")),
+            cluster_uuid=word(r.get(f + "/clusteruuid")), health=word(r.get(f + "/health/summary")),
+            bandwidth=word(r.get(f + "/health/bandwidth")),
+        )
+        ctx.add(GpuFabric, *r.span(), gpu=gpu, bus_id=bus, **fabric)
     r.span()
     return name
 

@@ -1,0 +1,154 @@
+"""Next probes: which collection would most change the ranking, per unit of cost.
+
+For every probe in the knowledge base whose facts are not all in hand yet, the rules it would make
+evaluable are the ones now ``not_evaluated`` for want of a fact type the probe yields. Each such
+rule, once evaluated, either fires (its evidence joins the ranking) or stays silent. Its chance of
+firing is read off the current ranking: for supporting evidence on node N, the largest
+``confidence(R) * attenuation(R, N)`` over causes R upstream of N (the rule fires when one of
+them is present); for refuting evidence, one minus that.
+
+For each cause a probe bears on, its outcome is one of two: the unlocked rules that support the
+cause fire (with the cause's current confidence as the chance, raised to at least a coin flip
+when the facts in hand already match the rule's other patterns — an arm64 Grace node for a Grace
+rule), or the ones that refute it fire. Each outcome is scored with the same
+:func:`clusterdx.engine.rank.score` the ranking uses, and the expected drop in the cause's binary
+entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
+Grace rule) are left out. A probe's value is the sum over causes, weighted 3 for causes that
+already have evidence (the leading hypotheses), 2 for causes whose context matches and 0.1 for
+causes nothing points at yet (fishing), divided
+by its cost: one unit, plus its duration in minutes, plus 2 when it needs root and 3 when it
+disturbs the running job.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from clusterdx.engine.evaluate import RuleResult
+from clusterdx.engine.kb import KnowledgeBase
+from clusterdx.engine.rank import EvidenceRef, Scored, score
+
+TOP_K = 8
+
+
+@dataclass
+class Suggestion:
+    probe_id: str
+    gain: float
+    cost: float
+    value: float
+    unlocks: list[str] = field(default_factory=list)
+    bears_on: list[str] = field(default_factory=list)
+    separates: tuple[str, str] | None = None
+
+
+def _entropy(scored: list[Scored], focus: set[str]) -> float:
+    h = 0.0
+    for s in scored:
+        if s.cause not in focus:
+            continue
+        p = min(max(s.confidence, 1e-9), 1 - 1e-9)
+        h -= p * math.log2(p) + (1 - p) * math.log2(1 - p)
+    return h
+
+
+def _p_fire(kb: KnowledgeBase, conf: dict[str, float], node: str, effect: str) -> float:
+    assert kb.graph is not None
+    upstream = kb.graph.causes_of(node)
+    p = max((conf.get(c, 0.0) * a for c, a in upstream.items()), default=0.0)
+    return p if effect == "supports" else 1.0 - p
+
+
+def _feasibility(rule_id: str, engine_rules: dict, payloads: list[dict], present: set[str]) -> float:
+    """How the facts in hand bear on a rule that is not evaluated yet.
+
+    0 when every conjunction has a pattern on a collected fact type that no fact satisfies (the
+    rule cannot fire whatever the probe shows), 1 when some conjunction has a pattern already
+    satisfied by collected facts (the context matches: an arm64 Grace node for a Grace rule),
+    0.5 when nothing collected bears on it either way.
+    """
+    from clusterdx.engine.oracle import pattern_holds
+
+    rule = engine_rules.get(rule_id)
+    if rule is None:
+        return 0.5
+    best = 0.0
+    for conj in rule.conjunctions:
+        on_present = [p for p in conj.positives if p.fact_type in present]
+        if not all(any(pattern_holds(p, f) for f in payloads) for p in on_present):
+            continue
+        best = max(best, 1.0 if on_present else 0.5)
+    return best
+
+
+def probe_cost(kb: KnowledgeBase, probe_id: str) -> float:
+    p = kb.probes[probe_id]
+    return 1.0 + p.duration_s / 60.0 + (2.0 if p.needs_root else 0.0) + (3.0 if p.disturbs_workload else 0.0)
+
+
+def _h(p: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef], present_types: set[str],
+            gap_pct: float | None = None, priors: dict[str, str] | None = None, limit: int = 5,
+            payloads: list[dict] | None = None, engine_rules: dict | None = None) -> list[Suggestion]:
+    from clusterdx.facts.derive import obtainable
+
+    assert kb.graph is not None
+    payloads = payloads or []
+    engine_rules = engine_rules or {}
+    base = score(kb.graph, refs, gap_pct, priors)
+    conf = {s.cause: s.confidence for s in base}
+    leading = {s.cause for s in base if s.supported}
+    waiting = [r for r in results if r.outcome == "not_evaluated"]
+    feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
+    next_key = max((r.key for r in refs), default=-1) + 1
+    out: list[Suggestion] = []
+    for probe in kb.probes.values():
+        gives = obtainable(set(probe.yields))
+        if gives <= present_types:
+            continue
+        unlocked = [r for r in waiting if feasible[r.rule_id] > 0
+                    and any(m.fact_type in gives for m in r.missing)
+                    and all(m.fact_type in gives or m.fact_type in present_types for m in r.missing)]
+        if not unlocked:
+            continue
+        # per cause: what the unlocked rules would say for it (support side, refute side)
+        sides: dict[str, dict[str, list[EvidenceRef]]] = {}
+        context: dict[str, bool] = {}
+        for r in unlocked:
+            for i, e in enumerate(kb.rules[r.rule_id].evidence):
+                ref = EvidenceRef(next_key + i, r.rule_id, e.node, e.effect, e.strength)
+                for cause in kb.graph.causes_of(e.node):
+                    sides.setdefault(cause, {"supports": [], "refutes": []})[e.effect].append(ref)
+                    if e.effect == "supports" and feasible[r.rule_id] == 1.0:
+                        context[cause] = True
+        gain = 0.0
+        moved: dict[str, float] = {}
+        for cause, by_effect in sides.items():
+            p = conf.get(cause, 0.0)
+            if context.get(cause):
+                p = 0.5 + 0.5 * p
+            post_s = post_r = conf.get(cause, 0.0)
+            if by_effect["supports"]:
+                post_s = _conf_of(score(kb.graph, refs + by_effect["supports"], gap_pct, priors), cause)
+            if by_effect["refutes"]:
+                post_r = _conf_of(score(kb.graph, refs + by_effect["refutes"], gap_pct, priors), cause)
+            eig = max(_h(p) - (p * _h(post_s) + (1 - p) * _h(post_r)), 0.0)
+            weight = 3.0 if cause in leading else (2.0 if context.get(cause) else 0.1)
+            gain += weight * eig
+            moved[cause] = weight * eig
+        bears = [c for c, d in sorted(moved.items(), key=lambda kv: (-kv[1], kv[0])) if d > 0.005][:3]
+        cost = probe_cost(kb, probe.id)
+        separates = (bears[0], bears[1]) if len(bears) >= 2 else None
+        out.append(Suggestion(probe.id, round(gain, 4), round(cost, 3), round(gain / cost, 4),
+                              sorted(r.rule_id for r in unlocked), bears, separates))
+    out.sort(key=lambda s: (-s.value, s.probe_id))
+    return out[:limit]
+
+
+def _conf_of(scored: list[Scored], cause: str) -> float:
+    return next((s.confidence for s in scored if s.cause == cause), 0.0)

@@ -1,0 +1,128 @@
+"""The default probes of ``clusterdx collect``: read-only, quick, no root needed.
+
+They bind the knowledge base's probes (``kb/probes/*.yaml``) that need no root and do not
+disturb the workload to commands and files clusterdx can run without a shell; ``kb_probe``
+names the KB probe each one serves. :func:`kb_coverage` checks the binding against the shipped
+KB at run time: KB probes that cannot be collected by a plain snapshot say why
+(:data:`NOT_SNAPSHOT`), and one that has no collector at all is reported in the manifest (and
+fails a test), so a new KB probe cannot be forgotten here.
+
+The other probes collect what the KB's future rules will want from the same snapshot (GPU and
+InfiniBand inventories, PCIe, kernel modules, THP), kept raw so an old bundle can be
+re-diagnosed by a newer KB.
+
+>>> names = [p.name for p in DEFAULT_PROBES]
+>>> "lscpu" in names and "nvidia-smi-topo" in names and "proc-cmdline" in names
+True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clusterdx.facts.collect import view
+from clusterdx.facts.collect.probe import Probe
+
+CPU = "/sys/devices/system/cpu"
+
+DEFAULT_PROBES: tuple[Probe, ...] = (
+    # -- CPU, NUMA, kernel
+    Probe("lscpu", argv=("lscpu",), format="lscpu", kb_probe="lscpu"),
+    Probe("numactl-hardware", argv=("numactl", "--hardware"), format="numactl-hardware",
+          kb_probe="numactl-hardware"),
+    Probe("getconf-page-size", argv=("getconf", "PAGE_SIZE"), format="getconf-page-size",
+          kb_probe="getconf-page-size"),
+    Probe("sysctl-numa-balancing", argv=("sysctl", "kernel.numa_balancing"),
+          files=("/proc/sys/kernel/numa_balancing",), style="sysctl", format="sysctl",
+          kb_probe="sysctl-numa-balancing"),
+    Probe("proc-cmdline", files=("/proc/cmdline",), style="cat", format="proc-cmdline",
+          kb_probe="proc-cmdline", redact="text"),
+    Probe("cpufreq-sysfs", files=(f"{CPU}/cpu*/cpufreq/*", f"{CPU}/cpufreq/boost", f"{CPU}/intel_pstate/no_turbo",
+                                  f"{CPU}/intel_pstate/status"),
+          format="cpu-sysfs", kb_probe="scaling-governor-sysfs"),
+    Probe("cpuidle-sysfs", files=(f"{CPU}/cpuidle/current_*", f"{CPU}/cpu0/cpuidle/state*/*"),
+          format="cpu-sysfs", kb_probe="cpuidle-sysfs"),
+    Probe("cpupower-frequency-info", argv=("cpupower", "frequency-info"), format="cpupower-frequency-info",
+          kb_probe="cpupower-frequency-info"),
+    Probe("cpupower-idle-info", argv=("cpupower", "idle-info"), format="cpupower-idle-info",
+          kb_probe="cpupower-idle-info"),
+    Probe("transparent-hugepage", files=("/sys/kernel/mm/transparent_hugepage/enabled",
+                                         "/sys/kernel/mm/transparent_hugepage/defrag")),
+    Probe("proc-modules", files=("/proc/modules",), style="cat"),
+    Probe("dmesg", argv=("dmesg",), format="dmesg", redact="text"),
+    # -- platform: VM, container
+    Probe("systemd-detect-virt", argv=("systemd-detect-virt",), ok_codes=frozenset({0, 1}),
+          format="virt-detect", kb_probe="systemd-detect-virt"),
+    Probe("dmi-id", files=tuple(f"/sys/class/dmi/id/{k}" for k in
+                                ("sys_vendor", "product_name", "bios_vendor", "board_vendor", "product_version")),
+          format="virt-detect", kb_probe="systemd-detect-virt"),
+    Probe("env", argv=("env",), format="env", kb_probe="env-host", redact="env", keep_env=True),
+    # -- GPUs
+    Probe("nvidia-smi-topo", argv=("nvidia-smi", "topo", "-m"), format="nvidia-smi-topo", kb_probe="nvidia-smi-topo"),
+    Probe("nvidia-smi-q", argv=("nvidia-smi", "-q")),
+    Probe("nvidia-smi-q-xml", argv=("nvidia-smi", "-q", "-x"), suffix=".xml"),
+    Probe("nvidia-smi-nvlink-status", argv=("nvidia-smi", "nvlink", "-s")),
+    # -- InfiniBand / RoCE, PCIe
+    Probe("ibstat", argv=("ibstat",)),
+    Probe("ibv-devinfo", argv=("ibv_devinfo",)),
+    Probe("ibdev2netdev", argv=("ibdev2netdev", "-v")),
+    Probe("infiniband-ports", files=tuple(f"/sys/class/infiniband/*/ports/*/{k}"
+                                          for k in ("state", "rate", "phys_state", "link_layer"))),
+    Probe("lspci-vvv", argv=("lspci", "-vvv"), timeout_s=20.0),
+    # -- what this process (and a container) sees
+    Probe("dev-infiniband", internal=view.dev_infiniband, cmd="ls -l /dev/infiniband"),
+    Probe("dev-shm", internal=view.dev_shm, cmd="df -B1 /dev/shm"),
+    Probe("rlimits", internal=view.rlimits, cmd="ulimit -a"),
+    Probe("sys-visibility", internal=view.sys_visibility, cmd="ls -d /sys/class/... (readable?)"),
+)
+
+#: KB probes (no root, not disturbing) that a snapshot cannot collect, and what to do instead
+NOT_SNAPSHOT: dict[str, str] = {
+    "env-container": "run `clusterdx collect` inside the job's container (srun --container-image, "
+                     "kubectl exec) and diagnose both bundles",
+    "nccl-debug-log": "needs a job run with NCCL_DEBUG=INFO; attach its log",
+    "training-log": "needs the job's own log; attach it",
+    "proc-environ": "collected with --pid or --process-name",
+    "rank-affinity": "collected with --pid or --process-name",
+    "numastat-pid": "collected with --pid or --process-name",
+}
+
+
+def kb_probe_dir() -> Path:
+    from clusterdx import kb
+
+    return Path(next(iter(kb.__path__))) / "probes"
+
+
+def snapshot_kb_probes(folder: Path | None = None) -> dict[str, dict]:
+    """KB probes a read-only snapshot should cover: ``needs_root: false``, ``disturbs_workload: false``."""
+    import yaml
+
+    out: dict[str, dict] = {}
+    for path in sorted((folder or kb_probe_dir()).glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue  # `clusterdx kb lint` reports a broken probe; collection goes on
+        if not isinstance(data, dict) or "id" not in data:
+            continue
+        if data.get("needs_root") is False and data.get("disturbs_workload") is False:
+            out[str(data["id"])] = data
+    return out
+
+
+def kb_coverage(probes: tuple[Probe, ...] = DEFAULT_PROBES, folder: Path | None = None) -> list[dict]:
+    """One entry per snapshot-able KB probe: which bundle probes serve it, or why none does."""
+    bound: dict[str, list[str]] = {}
+    for p in probes:
+        if p.kb_probe:
+            bound.setdefault(p.kb_probe, []).append(p.name)
+    rows = []
+    for kb_id in snapshot_kb_probes(folder):
+        if kb_id in bound:
+            rows.append({"id": kb_id, "collected_by": bound[kb_id]})
+        elif kb_id in NOT_SNAPSHOT:
+            rows.append({"id": kb_id, "collected_by": [], "reason": NOT_SNAPSHOT[kb_id]})
+        else:
+            rows.append({"id": kb_id, "collected_by": [], "reason": "no collector for this KB probe yet"})
+    return rows

@@ -1,0 +1,230 @@
+"""Run probes: commands under a time limit, files read in process, never fatal, never a shell.
+
+A command runs as an argument list in its own session (process group) with stdin closed,
+``LC_ALL=C`` (so output is in the shape the parsers know) and its output in anonymous temporary
+files, so a child that never closes its pipes cannot hang the collection. At its time limit the
+whole process group gets SIGKILL. A missing tool, a permission error, a non-zero exit or a
+timeout becomes the probe's status, recorded with the duration and the start of stderr.
+
+Probes are grouped by tool; groups run in parallel, the probes of one group one after the
+other, and once a tool hangs the rest of its group is skipped (a hung ``nvidia-smi`` costs one
+time limit, not four).
+
+>>> from clusterdx.facts.collect.probe import Probe
+>>> r = run_probe(Probe("no-such", argv=("clusterdx-no-such-tool-xyz",)))
+>>> r.status, r.reason
+('missing', 'tool not installed: clusterdx-no-such-tool-xyz')
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Sequence
+
+from clusterdx.facts.collect.probe import DEFAULT_TIMEOUT_S, Probe, Result
+
+STDERR_KEEP = 2000
+#: a probe's output is cut here; a bundle is meant for tickets
+MAX_OUTPUT_BYTES = 32 << 20
+WORKERS = 8
+_DENIED = ("permission denied", "operation not permitted", "must be root", "not permitted")
+
+
+def _env(probe: Probe) -> dict[str, str]:
+    env = dict(os.environ)
+    if not probe.keep_env:
+        env["LC_ALL"] = "C"
+        env["LANG"] = "C"
+    return env
+
+
+def _read_back(fh, limit: int = MAX_OUTPUT_BYTES) -> bytes:
+    fh.seek(0)
+    return fh.read(limit)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a process in D state
+        pass
+
+
+def run_command(probe: Probe, argv: Sequence[str] | None = None, timeout_s: float | None = None) -> Result:
+    argv = list(argv or probe.argv)
+    timeout = probe.timeout_s or timeout_s or DEFAULT_TIMEOUT_S
+    command = " ".join(argv)
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return Result(probe, "missing", reason=f"tool not installed: {argv[0]}", command=command)
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT if probe.stream == "both" else err,
+                                    env=_env(probe), start_new_session=True, close_fds=True)
+        except PermissionError as exc:
+            return Result(probe, "denied", reason=f"cannot run {argv[0]}: {exc.strerror}", command=command,
+                          duration_s=round(time.monotonic() - start, 3))
+        except OSError as exc:
+            return Result(probe, "error", reason=f"cannot run {argv[0]}: {exc.strerror or exc}",
+                          command=command, duration_s=round(time.monotonic() - start, 3))
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return Result(probe, "timeout", exit_code=proc.returncode, command=command,
+                          duration_s=round(time.monotonic() - start, 3),
+                          stderr=_text(_read_back(err, STDERR_KEEP)),
+                          reason=f"killed after {timeout:g} s (process group)")
+        finally:
+            if proc.poll() is None:  # pragma: no cover - interrupted
+                _kill_group(proc)
+        duration = round(time.monotonic() - start, 3)
+        stdout, stderr = _read_back(out), _read_back(err)
+    data = stderr if probe.stream == "stderr" else stdout
+    err_text = "" if probe.stream == "stderr" else _text(stderr[:STDERR_KEEP])
+    if code in probe.ok_codes:
+        return Result(probe, "ok", data=data, exit_code=code, duration_s=duration, stderr=err_text, command=command)
+    first = (err_text or _text(data[:STDERR_KEEP])).strip().splitlines()
+    why = first[0] if first else "no output"
+    status = "denied" if not data.strip() and any(w in why.lower() for w in _DENIED) else "error"
+    return Result(probe, status, data=data, exit_code=code, duration_s=duration, stderr=err_text,
+                  command=command, reason=f"exit {code}: {why[:200]}")
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _expand(patterns: Iterable[str]) -> list[str]:
+    paths: list[str] = []
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        paths.extend(found)
+    return paths
+
+
+def read_files(probe: Probe) -> Result:
+    """Read the probe's files in process, rendered in the probe's style."""
+    start = time.monotonic()
+    chunks: list[bytes] = []
+    denied: list[str] = []
+    seen = 0
+    for path in _expand(probe.files):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_OUTPUT_BYTES)
+        except FileNotFoundError:
+            continue
+        except IsADirectoryError:
+            continue
+        except OSError as exc:
+            seen += 1
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                denied.append(path)
+            # other errors (EIO, EINVAL on write-only sysfs attributes) are what grep -s skips too
+            continue
+        seen += 1
+        chunks.append(_render(probe, path, data))
+    duration = round(time.monotonic() - start, 3)
+    command = probe.command
+    if not chunks:
+        if denied:
+            return Result(probe, "denied", reason=f"permission denied: {', '.join(denied[:3])}",
+                          duration_s=duration, command=command)
+        why = "not readable" if seen else "not present on this machine"
+        return Result(probe, "missing", reason=f"{why}: {' '.join(probe.files)}", duration_s=duration,
+                      command=command)
+    res = Result(probe, "ok", data=b"".join(chunks), duration_s=duration, command=command)
+    if denied:
+        res.reason = f"{len(denied)} file(s) not readable without root, e.g. {denied[0]}"
+    return res
+
+
+def _render(probe: Probe, path: str, data: bytes) -> bytes:
+    if probe.style == "cat":
+        return data
+    if probe.style == "sysctl":
+        key = path.removeprefix("/proc/sys/").replace("/", ".")
+        value = b" ".join(data.split())
+        return key.encode() + b" = " + value + b"\n"
+    # grep . FILES: one path:line per non-empty line; grep prints no path for a single file
+    # without -H, but the parsers want the path, which `grep -H` gives
+    return b"".join(path.encode() + b":" + line + b"\n" for line in data.splitlines() if line)
+
+
+def run_internal(probe: Probe) -> Result:
+    start = time.monotonic()
+    try:
+        data = probe.internal() if probe.internal else b""
+    except PermissionError as exc:
+        return Result(probe, "denied", reason=str(exc), command=probe.command,
+                      duration_s=round(time.monotonic() - start, 3))
+    except Exception as exc:  # an internal probe must never cost the collection
+        return Result(probe, "error", reason=f"{type(exc).__name__}: {exc}", command=probe.command,
+                      duration_s=round(time.monotonic() - start, 3))
+    return Result(probe, "ok", data=data, command=probe.command, duration_s=round(time.monotonic() - start, 3))
+
+
+def run_probe(probe: Probe, timeout_s: float | None = None) -> Result:
+    if probe.argv:
+        res = run_command(probe, timeout_s=timeout_s)
+        if res.status == "missing" and probe.files:
+            fallback = read_files(probe)
+            fallback.reason = f"{probe.argv[0]} not installed; read {' '.join(probe.files)} directly"
+            fallback.command = f"{probe.command} (read from {' '.join(probe.files)})"
+            if fallback.status == "ok":
+                return fallback
+        return res
+    if probe.internal is not None:
+        return run_internal(probe)
+    return read_files(probe)
+
+
+def _run_group(probes: Sequence[Probe], timeout_s: float | None) -> list[Result]:
+    results: list[Result] = []
+    hung: Result | None = None
+    for probe in probes:
+        if hung is not None:
+            results.append(Result(probe, "skipped", command=probe.command,
+                                  reason=f"{hung.probe.argv[0]} timed out on probe {hung.probe.name}"))
+            continue
+        if probe.needs_previous and results and results[-1].status != "ok":
+            results.append(Result(probe, "skipped", command=probe.command,
+                                  reason=f"needs probe {results[-1].probe.name}, which did not succeed"))
+            continue
+        res = run_probe(probe, timeout_s)
+        if res.status == "timeout":
+            hung = res
+        results.append(res)
+    return results
+
+
+def run_all(probes: Sequence[Probe], timeout_s: float | None = None, workers: int = WORKERS) -> list[Result]:
+    """Run every probe; results in the order of ``probes``.
+
+    ``timeout_s`` is the time limit of probes that do not set their own (default 10 s).
+    """
+    groups: dict[str, list[Probe]] = {}
+    for p in probes:
+        groups.setdefault(p.group_key, []).append(p)
+    by_probe: dict[int, Result] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clusterdx-collect") as pool:
+        futures = [pool.submit(_run_group, g, timeout_s) for g in groups.values()]
+        for fut in futures:
+            for res in fut.result():
+                by_probe[id(res.probe)] = res
+    return [by_probe[id(p)] for p in probes]

@@ -1,0 +1,75 @@
+"""Next probes: with the decisive file removed from a case, the probe that would produce it is
+among the first three suggested."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clusterdx.engine.cases import case_dirs
+from clusterdx.engine.diagnose import collect_paths, diagnose
+from clusterdx.engine.kb import load_kb
+from clusterdx.engine.yamlsafe import load_plain
+
+KB = load_kb()
+
+
+STRENGTH = ["weak", "moderate", "strong", "decisive"]
+
+
+def _file_of(source: str) -> str:
+    return source.split("#")[0].rsplit(":", 1)[0] if ":" in source else source
+
+
+def _decisive_files():
+    """(case, file, fact types) for every file behind the top hypothesis' strongest evidence."""
+    out = []
+    for c in case_dirs():
+        spec = load_plain(c / "expect.yaml") or {}
+        top_id = (spec.get("expect") or {}).get("top")
+        if not top_id:
+            continue
+        report = diagnose(collect_paths([c / "input"]), kb=KB)
+        top = next((h for h in report.hypotheses if h.id == top_id), None)
+        if top is None:
+            continue
+        direct = [e for e in top.evidence if e.node == top.id] or top.evidence
+        decisive = max(direct, key=lambda e: STRENGTH.index(e.strength))
+        by_file: dict[str, set[str]] = {}
+        for f in decisive.facts:
+            by_file.setdefault(_file_of(f.source), set()).add(f.type)
+        for file, types in sorted(by_file.items()):
+            out.append(pytest.param(c, file, types, id=f"{c.name}:{Path(file).name}"))
+    return out
+
+
+@pytest.mark.parametrize("case_dir,file,types", _decisive_files())
+def test_probe_for_removed_decisive_file_is_in_top_three(tmp_path, case_dir, file, types):
+    work = tmp_path / "input"
+    shutil.copytree(case_dir / "input", work)
+    rel = Path(file).resolve().relative_to((case_dir / "input").resolve())
+    (work / rel).unlink()
+    after = diagnose(collect_paths([work]), kb=KB)
+    top3 = after.next_probes[:3]
+    yields = {t for p in top3 for t in KB.probes[p.id].yields}
+    assert yields & types or any(set(KB.probes[p.id].yields) & _derived_sources(types) for p in top3), (
+        f"removed {file} ({sorted(types)}); top probes {[p.id for p in top3]}")
+
+
+def _derived_sources(types: set[str]) -> set[str]:
+    """Derived fact types come from parsed ones: a probe yielding those counts."""
+    sources = {
+        "cpu.freq_shortfall": {"cpu.turbostat", "cpu.effective_freq", "cpu.info"},
+        "placement.rank_binding": {"proc.affinity", "topo.gpu"},
+        "env.propagation": {"env.dump", "env.var"},
+        "nccl.setting": {"nccl.env", "env.var"},
+        "nccl.qps_effective": {"nccl.env", "env.dump"},
+        "nccltests.efficiency": {"nccltests.run"},
+        "compare.metric": {"train.step_stats"},
+    }
+    out: set[str] = set()
+    for t in types:
+        out |= sources.get(t, set())
+    return out

@@ -306,7 +306,9 @@ class _Run:
     def add_path(self, given: str | Path) -> None:
         display = os.fspath(given)
         p = Path(display)
-        where = _Where(tuple(x for x in p.parts if x not in ("/", "\\", ".")))
+        # only the name the user gave and what lies below it say anything about scope: the folders
+        # above (a checkout under /home/u/vm-tests, rules/container/fixtures) are not evidence
+        where = _Where((p.name,) if p.name not in ("", ".", "..") else ())
         try:
             st = os.stat(p)
         except FileNotFoundError:

@@ -1,107 +1,56 @@
-"""Collect from the machine clusterdx runs on: read-only, without root, without GPU tools required.
+"""Collect from the machine clusterdx runs on, in memory: ``clusterdx diagnose`` with no path.
 
-Each probe is a command run without a shell (an argument list) under a timeout, or a file read.
-A missing tool, a permission error or a timeout becomes a note in the report's inputs, never an
-abort. What is collected is handed to the normal sniff-and-parse path, with the command recorded,
-so a live diagnosis and a diagnosis of the same outputs pasted into a ticket agree.
+The collection is the one ``clusterdx collect`` writes into a bundle (:mod:`clusterdx.facts.collect`:
+read-only, argument lists, time limits, no root, no GPU tools required), handed to the normal
+sniff-and-parse path with each probe's command recorded, so a live diagnosis, a diagnosis of the
+bundle and a diagnosis of the same outputs pasted into a ticket agree.
+
+Documents are named ``live:<bundle file>`` (``live:commands/lscpu.txt``). A probe that produced
+nothing (tool missing, permission denied, timed out, failed) becomes a note in the report's
+inputs, never an abort; so does output that no parser reads yet (it is kept in bundles).
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-from dataclasses import dataclass
-from pathlib import Path
+from typing import Sequence
 
 from clusterdx.facts.base import Scope
 from clusterdx.facts.document import Document, split_lines
 
-TIMEOUT_S = 10.0
+_NOTE_STATUS = {"missing": "skipped", "denied": "skipped", "skipped": "skipped", "timeout": "error",
+                "error": "error"}
 
 
-@dataclass(frozen=True)
-class LiveProbe:
-    name: str
-    argv: tuple[str, ...] = ()
-    files: str = ""  # a glob of files to read instead of a command (sysfs, /proc)
-
-
-PROBES = (
-    LiveProbe("lscpu", ("lscpu",)),
-    LiveProbe("numactl --hardware", ("numactl", "--hardware")),
-    LiveProbe("cat /proc/cmdline", files="/proc/cmdline"),
-    LiveProbe("getconf PAGE_SIZE", ("getconf", "PAGE_SIZE")),
-    LiveProbe("sysctl kernel.numa_balancing", ("sysctl", "kernel.numa_balancing")),
-    LiveProbe("systemd-detect-virt", ("systemd-detect-virt",)),
-    LiveProbe("grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
-              files="/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"),
-    LiveProbe("grep . /sys/devices/system/cpu/cpu0/cpuidle/state*/*",
-              files="/sys/devices/system/cpu/cpu0/cpuidle/state*/*"),
-    LiveProbe("cpupower frequency-info", ("cpupower", "frequency-info")),
-    LiveProbe("cpupower idle-info", ("cpupower", "idle-info")),
-    LiveProbe("nvidia-smi topo -m", ("nvidia-smi", "topo", "-m")),
-    LiveProbe("env", ("env",)),
-)
-
-
-def _note(path: str, reason: str, status: str = "skipped"):
+def _note(res, node: str, scope: str):
     from clusterdx.facts.ingest import InputRecord
 
-    return InputRecord(path=path, format=None, confidence=0.0, status=status, reason=reason,  # type: ignore[arg-type]
-                       node=socket.gethostname(), scope="host")
+    if res.status == "ok":
+        status, reason = "skipped", "collected (kept in bundles by `clusterdx collect`); no parser reads it yet"
+    else:
+        status = _NOTE_STATUS.get(res.status, "error")
+        reason = f"{res.status}: {res.reason}" if res.reason else res.status
+    return InputRecord(path=f"live:{res.probe.file}", format=None, confidence=0.0, status=status,  # type: ignore[arg-type]
+                       reason=reason, command=res.command or res.probe.command, node=node, scope=scope,
+                       size_bytes=len(res.data))
 
 
-def _read_files(pattern: str) -> str | None:
-    paths = sorted(glob.glob(pattern))
-    if not paths:
-        return None
-    if len(paths) == 1 and "*" not in pattern:
-        return Path(paths[0]).read_text(errors="replace")
-    # the `grep . FILES` shape, which the sysfs parser reads: path:value per line
-    lines = []
-    for p in paths:
-        try:
-            for value in Path(p).read_text(errors="replace").splitlines():
-                lines.append(f"{p}:{value}")
-        except OSError:
-            continue
-    return "\n".join(lines) + "\n"
+def collect_documents(redact: bool = True, probes: Sequence | None = None):
+    """Run the default probes; return (documents, notes for what could not be collected or read)."""
+    from clusterdx.facts.collect import CollectOptions, collect
 
-
-def collect_documents(redact: bool = True, probes: tuple[LiveProbe, ...] = PROBES):
-    """Run every probe; return (documents, notes for what could not be collected)."""
-    host = socket.gethostname()
-    scope = Scope.container if Path("/.dockerenv").exists() or os.environ.get("container") else Scope.host
+    col = collect(CollectOptions(redact=redact, probes=probes))
+    scope = Scope(col.scope)
     docs: list[Document] = []
     notes = []
-    for probe in probes:
-        name = f"live:{probe.name}"
-        try:
-            if probe.files:
-                text = _read_files(probe.files)
-                if text is None:
-                    notes.append(_note(name, f"not present on this machine: {probe.files}"))
-                    continue
-            else:
-                if shutil.which(probe.argv[0]) is None:
-                    notes.append(_note(name, f"tool not installed: {probe.argv[0]}"))
-                    continue
-                proc = subprocess.run(list(probe.argv), capture_output=True, timeout=TIMEOUT_S, check=False,
-                                      stdin=subprocess.DEVNULL)
-                text = proc.stdout.decode("utf-8", errors="replace")
-                if proc.returncode != 0 and not text.strip():
-                    err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-                    notes.append(_note(name, f"exit {proc.returncode}: {err[0] if err else 'no output'}", "error"))
-                    continue
-        except subprocess.TimeoutExpired:
-            notes.append(_note(name, f"timed out after {TIMEOUT_S:g} s", "error"))
+    for res in col.results:
+        probe = res.probe
+        if not res.has_output or probe.format is None:
+            notes.append(_note(res, col.host, scope.value))
             continue
-        except OSError as exc:
-            notes.append(_note(name, f"cannot run: {exc}", "error"))
-            continue
-        docs.append(Document(name=name, lines=split_lines(text), command=probe.name, node=host, scope=scope,
-                             redact=redact))
+        name = f"live:{probe.file}"
+        common = dict(name=name, command=probe.command, node=col.host, scope=scope, redact=redact)
+        if probe.suffix == ".bin":
+            docs.append(Document(lines=[], raw=res.data, **common))
+        else:
+            docs.append(Document(lines=split_lines(res.data.decode("utf-8", errors="replace")), **common))
     return docs, notes

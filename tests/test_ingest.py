@@ -424,7 +424,7 @@ EXPECTED: dict[str, str | dict[int, str]] = {
     "nccl-tests-alltoall-nocheck.txt": "nccl-tests",
     "nccl-tests-reducescatter-srun-label.txt": "nccl-tests",
     "nemo-train.log": "train-log",
-    "nsys-sqlite-schema.sql": "nsys-sqlite-schema",
+    "nsys-sqlite-schema.sql": "nsys-sqlite-dump",
     "nsys-stats-cuda_api_sum.csv": "nsys-stats",
     "nsys-stats-cuda_gpu_kern_sum.csv": "nsys-stats",
     "nsys-stats-nvtx_sum.csv": "nsys-stats",

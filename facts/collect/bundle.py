@@ -104,7 +104,7 @@ def kb_version() -> KBVersion:
 def entry(res: Result) -> ProbeEntry:
     p = res.probe
     return ProbeEntry(
-        name=p.name, kind=p.kind, command=res.command or p.command, argv=list(p.argv) or None,
+        name=p.name, kind=p.kind, command=p.command, argv=list(p.argv) or None,
         file=p.file if res.has_output else None, format=p.format, kb_probe=p.kb_probe, status=res.status,
         exit_code=res.exit_code, duration_s=res.duration_s, timeout_s=p.timeout_s if p.argv else None,
         bytes=len(res.data), stderr=res.stderr, reason=res.reason, redacted=res.redacted,

@@ -59,21 +59,26 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
     Probe("env", argv=("env",), format="env", kb_probe="env-host", redact="env", keep_env=True),
     # -- GPUs
     Probe("nvidia-smi-topo", argv=("nvidia-smi", "topo", "-m"), format="nvidia-smi-topo", kb_probe="nvidia-smi-topo"),
-    Probe("nvidia-smi-q", argv=("nvidia-smi", "-q")),
-    Probe("nvidia-smi-q-xml", argv=("nvidia-smi", "-q", "-x"), suffix=".xml"),
-    Probe("nvidia-smi-nvlink-status", argv=("nvidia-smi", "nvlink", "-s")),
+    Probe("nvidia-smi-q", argv=("nvidia-smi", "-q"), format="nvidia-smi-q"),
+    Probe("nvidia-smi-q-xml", argv=("nvidia-smi", "-q", "-x"), format="nvidia-smi-q-xml", suffix=".xml"),
+    Probe("nvidia-smi-nvlink-status", argv=("nvidia-smi", "nvlink", "-s"), format="nvidia-smi-nvlink-status"),
+    Probe("nvidia-smi-query-gpu", argv=("nvidia-smi", "--query-gpu=index,pci.bus_id,fabric.state,fabric.status,"
+                                        "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
+                                        "pcie.link.width.max,pstate", "--format=csv"),
+          format="nvidia-smi-query-gpu"),
     # -- InfiniBand / RoCE, PCIe
-    Probe("ibstat", argv=("ibstat",)),
-    Probe("ibv-devinfo", argv=("ibv_devinfo",)),
-    Probe("ibdev2netdev", argv=("ibdev2netdev", "-v")),
+    Probe("ibstat", argv=("ibstat",), format="ibstat"),
+    Probe("ibv-devinfo", argv=("ibv_devinfo", "-v"), format="ibv_devinfo"),
+    Probe("ibdev2netdev", argv=("ibdev2netdev", "-v"), format="ibdev2netdev"),
     Probe("infiniband-ports", files=tuple(f"/sys/class/infiniband/*/ports/*/{k}"
-                                          for k in ("state", "rate", "phys_state", "link_layer"))),
-    Probe("lspci-vvv", argv=("lspci", "-vvv"), timeout_s=20.0),
+                                          for k in ("state", "rate", "phys_state", "link_layer", "counters/*")),
+          format="ib-sysfs"),
+    Probe("lspci-vvv", argv=("lspci", "-vvv"), format="lspci-vvv", timeout_s=20.0),
     # -- what this process (and a container) sees
-    Probe("dev-infiniband", internal=view.dev_infiniband, cmd="ls -l /dev/infiniband"),
-    Probe("dev-shm", internal=view.dev_shm, cmd="df -B1 /dev/shm"),
-    Probe("rlimits", internal=view.rlimits, cmd="ulimit -a"),
-    Probe("sys-visibility", internal=view.sys_visibility, cmd="ls -d /sys/class/... (readable?)"),
+    Probe("dev-infiniband", internal=view.dev_infiniband, cmd="clusterdx: list /dev/infiniband"),
+    Probe("dev-shm", internal=view.dev_shm, cmd="clusterdx: statvfs /dev/shm"),
+    Probe("rlimits", internal=view.rlimits, cmd="clusterdx: getrlimit (ulimit -l, -n, -u, -s, -c)"),
+    Probe("sys-visibility", internal=view.sys_visibility, cmd="clusterdx: which /sys and /proc folders are visible"),
 )
 
 #: KB probes (no root, not disturbing) that a snapshot cannot collect, and what to do instead

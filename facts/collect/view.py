@@ -65,12 +65,12 @@ def sys_visibility() -> bytes:
     lines = []
     for path in SYS_PATHS:
         if not os.path.exists(path):
-            lines.append(f"{path}: absent")
+            lines.append(f"absent {path}")
             continue
         try:
             entries = len(os.listdir(path)) if os.path.isdir(path) else 1
         except OSError as exc:
-            lines.append(f"{path}: {exc.strerror}")
+            lines.append(f"unreadable {path} ({exc.strerror})")
             continue
-        lines.append(f"{path}: {entries} entries")
+        lines.append(f"visible {path} ({entries} entries)")
     return ("\n".join(lines) + "\n").encode()

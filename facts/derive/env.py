@@ -39,10 +39,18 @@ def propagation(facts: Sequence[Fact]) -> list[Fact]:
     return out
 
 
+def _job_vars(facts: Sequence[Fact]) -> list[Fact]:
+    """Environment variables the job itself saw: a container's when one was dumped, since the
+    host's exports may never have reached it."""
+    env_vars = of_type(facts, "env.var")
+    inside = [v for v in env_vars if v.scope == Scope.container]
+    return inside if inside else env_vars
+
+
 def settings(facts: Sequence[Fact]) -> list[Fact]:
     """NCCL settings in force: the NCCL log's ENV lines win over an environment dump."""
     out: dict[tuple[str, str], Fact] = {}
-    for v in of_type(facts, "env.var"):
+    for v in _job_vars(facts):
         if v.name.startswith("NCCL_"):
             out[(v.node, v.name)] = NcclSetting(node=v.node, scope=v.scope, source=v.source, name=v.name,
                                                 value=v.value, value_num=to_float(v.value), origin="env-dump")
@@ -66,7 +74,8 @@ def qps(facts: Sequence[Fact], nccl_settings: Sequence[Fact]) -> list[Fact]:
         f = logs[0]
         return [NcclQpsEffective(node=f.node, scope=f.scope, source=f.source, qps=1, explicit=False,
                                  basis="default (not set; NCCL ENV log seen)")]
-    complete = [d for d in of_type(facts, "env.dump") if d.complete and any(n.startswith("NCCL_") for n in d.names)]
+    dumps = [d for d in of_type(facts, "env.dump") if d.complete and any(n.startswith("NCCL_") for n in d.names)]
+    complete = [d for d in dumps if d.scope == Scope.container] or dumps
     if complete:
         d = complete[0]
         return [NcclQpsEffective(node=d.node, scope=d.scope, source=d.source, qps=1, explicit=False,

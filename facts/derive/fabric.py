@@ -10,6 +10,8 @@ from clusterdx.facts.model.derived import BusbwEfficiency
 
 #: GPU model substring -> achievable NCCL busbw per GPU over its rail NIC, GB/s.
 #: NDR 400G reaches about 46-48 GB/s in NCCL; XDR 800G about 90-95 (domain.md section 3).
+#: A multi-node run is bounded by the network: with one rail NIC per GPU, a node moves
+#: GPUs-per-node times that (2 x 8 H100 on 8 x NDR: about 8 x 47 = 376 GB/s busbw).
 NIC_BUSBW_PER_GPU = (
     ("GB300", 92.0), ("B300", 92.0),
     ("GB200", 47.0), ("B200", 47.0), ("H200", 47.0), ("H100", 47.0), ("H800", 47.0),
@@ -27,8 +29,15 @@ def expected_busbw(gpu_model: str) -> tuple[float, str] | None:
     return None
 
 
+def _nics_per_node(facts: Sequence[Fact]) -> int | None:
+    """NICs NCCL said it uses (NET/IB : Using [0]... [3]...), when a log is there."""
+    counts = [n.device_count for n in of_type(facts, "nccl.net") if n.device_count and n.transport != "Socket"]
+    return max(counts) if counts else None
+
+
 def derive(facts: Sequence[Fact]) -> list[Fact]:
     out: list[Fact] = []
+    nics = _nics_per_node(facts)
     for run in of_type(facts, "nccltests.run"):
         if run.nodes < 2 or run.nranks < 2:
             continue
@@ -38,7 +47,12 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
         exp = expected_busbw(run.gpu_model)
         if exp is None:
             continue
+        per_node = max(1, run.nranks // run.nodes)
+        # the node's network is the bottleneck: one NIC per GPU unless the NCCL log shows fewer
+        links = min(per_node, nics) if nics else per_node
+        expected = exp[0] * links
+        basis = f"{exp[1]} x {links} NIC(s) per node" + (" (from the NCCL log)" if nics else " (one per GPU assumed)")
         out.append(BusbwEfficiency(node=run.node, scope=run.scope, source=run.source, collective=run.collective,
                                    nodes=run.nodes, nranks=run.nranks, busbw=busbw, size_bytes=size,
-                                   expected_busbw=exp[0], fraction=round(busbw / exp[0], 4), basis=exp[1]))
+                                   expected_busbw=expected, fraction=round(busbw / expected, 4), basis=basis))
     return out

@@ -96,5 +96,9 @@ class LaunchCommand(Fact):
     mpi: str = ""
     #: torchrun --numa-binding value, or the numactl prefix as written
     numa_binding: str = ""
+    #: names exported (``export NAME=value``) earlier in the same script or transcript: the
+    #: launching environment; pyxis passes them, but an image ENV of the same name wins unless
+    #: the name is in --container-env
+    script_env: list[str] = []
     #: the command line (continuations joined), redacted
     command: str = ""

@@ -187,11 +187,19 @@ def tokenize(text: str) -> list[str]:
         try:
             lex = shlex.shlex(text + suffix, posix=True, punctuation_chars=";&|()")
             lex.whitespace_split = True
-            lex.commenters = "#"
-            return list(lex)
+            lex.commenters = ""
+            return _uncomment(list(lex))
         except ValueError:
             continue
-    return text.split()
+    return _uncomment(text.split())
+
+
+def _uncomment(tokens: list[str]) -> list[str]:
+    """Drop a trailing ``# comment`` (a word starting with ``#``; ``nvcr.io#nvidia/x`` stays)."""
+    for k, t in enumerate(tokens):
+        if t.startswith("#"):
+            return tokens[:k]
+    return tokens
 
 
 def _commands(tokens: list[str]) -> list[list[str]]:
@@ -597,7 +605,8 @@ def find_launches(tokens: list[str], depth: int = 0) -> list[Launch]:
 
 # -- facts --------------------------------------------------------------------------------------
 
-def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int, text: str) -> None:
+def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int, text: str,
+          script_env: dict[str, str]) -> None:
     def shown(name: str, value: str) -> str:
         return redact_value(name, value) if doc.redact else value
 
@@ -610,13 +619,15 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         container_image=launch.image, cpu_bind=launch.cpu_bind, gpu_bind=launch.gpu_bind,
         nproc_per_node=launch.nproc_per_node, nodes=launch.nodes, ntasks_per_node=launch.ntasks_per_node,
         ntasks=launch.ntasks, mpi=launch.mpi, numa_binding=launch.numa_binding,
-        command=redact_text(text) if doc.redact else text,
+        script_env=sorted(script_env), command=redact_text(text) if doc.redact else text,
     )
     s = launch.spec
     if s is None:
         return
-    env = {n: v for n, v in launch.env_set}
+    # what the container may see: the script's exports, then what the line sets
     runtime = s["runtime"]
+    passed = {n: v for n, v in script_env.items() if runtime != "docker" or n in launch.forwarded}
+    env = {**passed, **{n: v for n, v in launch.env_set}}
     common = dict(runtime=runtime, name=s.get("name", ""), image=launch.image, mounts=s["mounts"],
                   topo_file_mounted=topo_mounted(s["dests"], env), nccl_conf_mounted=nccl_conf_mounted(s["dests"], env),
                   ipc_host=s["ipc_host"], network_host=s["network_host"])
@@ -640,13 +651,36 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         ctx.add(ContainerSpec, start, end, scope=Scope.container, **common)
 
 
+_EXPORT = re.compile(r"^\s*(?:export\s+)([A-Za-z_]\w*=.*)$")
+
+
+def _exports(text: str) -> dict[str, str]:
+    """Variables exported by an ``export A=1 B=2`` line."""
+    m = _EXPORT.match(text)
+    if not m:
+        return {}
+    out = {}
+    for tok in tokenize(m.group(1)):
+        a = _ASSIGN.match(tok)
+        if a:
+            out[a.group(1)] = a.group(2)
+        elif tok in _SEPARATORS:
+            break
+    return out
+
+
 def parse(doc: Document, ctx: ParseContext) -> None:
+    script_env: dict[str, str] = {}
     for start, end, text in logical_lines(doc):
-        if not _QUICK.search(text) or text.lstrip().startswith("#"):
+        if text.lstrip().startswith("#"):
+            continue
+        if "export" in text:
+            script_env.update(_exports(text))
+        if not _QUICK.search(text):
             continue
         for cmd in _commands(tokenize(text)):
             for launch in find_launches(cmd):
-                _emit(doc, ctx, launch, start, end, text.strip())
+                _emit(doc, ctx, launch, start, end, text.strip(), script_env)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")
 

@@ -97,7 +97,7 @@ SAMPLE = (
 #: ``[domain:]bus:dev.fn class[ [cccc]]: description``
 HEADER = re.compile(
     r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])"
-    r"\s+(?P<cls>[A-Za-z][A-Za-z0-9 /&,.()+-]{0,80}?)(?:\s*\[(?P<cc>[0-9a-fA-F]{4,6})\])?:\s+(?P<desc>.*?)\s*$"
+    r"\s+(?P<cls>[A-Za-z0-9][A-Za-z0-9 /&,.()+-]{0,80}?)(?:\s*\[(?P<cc>[0-9a-fA-F]{4,6})\])?:\s+(?P<desc>.*?)\s*$"
 )
 _PROGIF = re.compile(r"\s*\(prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?\)\s*$")
 _REV = re.compile(r"\s*\(rev ([0-9a-fA-F]{2})\)\s*$")

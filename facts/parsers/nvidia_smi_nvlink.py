@@ -89,7 +89,7 @@ _LINK = re.compile(r"^\s*Link\s+(\d{1,3})\s*:\s*(.*?)\s*$")
 _SPEED = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
 _INACTIVE = re.compile(r"^<?\s*inactive\s*>?$", re.I)
 _ALL_INACTIVE = re.compile(r"all links are in\s*active", re.I)
-_COUNTER = re.compile(r"^([A-Za-z][A-Za-z -]*?)\s*:\s*(.*?)\s*$")
+_COUNTER = re.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.*?)\s*$")
 
 #: the BER nvidia-smi prints for a link without errors
 BER_BASELINE = 15e-255

@@ -13,9 +13,10 @@ when the facts in hand already match the rule's other patterns — an arm64 Grac
 rule), or the ones that refute it fire. Each outcome is scored with the same
 :func:`clusterdx.engine.rank.score` the ranking uses, and the expected drop in the cause's binary
 entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
-Grace rule) are left out. A probe's value is the sum over causes, weighted 3 for causes that
-already have evidence (the leading hypotheses), 2 for causes whose context matches and 0.1 for
-causes nothing points at yet (fishing), divided
+Grace rule) are left out. A probe's value is the sum over causes, weighted 3 for the two
+leading suspects (the most confident causes with evidence), 1.5 for other causes with evidence,
+1 for causes whose context matches (something collected is what their rules look at) and 0.1
+for causes nothing points at yet (fishing), divided
 by its cost: one unit, plus its duration in minutes, plus 2 when it needs root and 3 when it
 disturbs the running job.
 """
@@ -103,6 +104,16 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     base = score(kb.graph, refs, gap_pct, priors)
     conf = {s.cause: s.confidence for s in base}
     leading = {s.cause for s in base if s.supported}
+    # the two leading suspects are what the next probe should tell apart
+    top_two = {s.cause for s in sorted((s for s in base if s.supported), key=lambda s: -s.confidence)[:2]}
+    # a cause is in context when something collected is what its rules look at (lscpu for the
+    # CPU-power causes): the user was already looking there
+    in_context: set[str] = set()
+    for rule in engine_rules.values():
+        looked_at = {p.fact_type for c in rule.conjunctions for p in c.positives} | {p.fact_type for p in rule.requires}
+        if looked_at & present_types:
+            for e in rule.evidence:
+                in_context.update(kb.graph.causes_of(e.node) if e.node not in kb.graph.causes_of(e.node) else [e.node])
     waiting = [r for r in results if r.outcome == "not_evaluated"]
     feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
     next_key = max((r.key for r in refs), default=-1) + 1
@@ -138,7 +149,14 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
             if by_effect["refutes"]:
                 post_r = _conf_of(score(kb.graph, refs + by_effect["refutes"], gap_pct, priors), cause)
             eig = max(_h(p) - (p * _h(post_s) + (1 - p) * _h(post_r)), 0.0)
-            weight = 3.0 if cause in leading else (2.0 if context.get(cause) else 0.1)
+            if cause in top_two:
+                weight = 3.0
+            elif cause in leading:
+                weight = 1.5
+            elif context.get(cause) or cause in in_context:
+                weight = 1.0
+            else:
+                weight = 0.1
             gain += weight * eig
             moved[cause] = weight * eig
         bears = [c for c, d in sorted(moved.items(), key=lambda kv: (-kv[1], kv[0])) if d > 0.005][:3]

@@ -23,7 +23,7 @@ from typing import Callable, Literal
 
 Status = Literal["ok", "missing", "denied", "timeout", "error", "skipped"]
 #: how collected bytes are redacted in the bundle: variable-aware env/environ, free text, or not at all
-Redaction = Literal["env", "environ", "text", "none"]
+Redaction = Literal["env", "environ", "argv", "text", "none"]
 #: how file probes render what they read: ``grep . FILES`` (``path:value``), ``cat`` (raw bytes,
 #: one file after the other), ``sysctl`` (``key = value`` for /proc/sys files)
 Style = Literal["grep", "cat", "sysctl"]

@@ -72,7 +72,7 @@ def pid_probes(pid: int) -> tuple[Probe, ...]:
         Probe("proc-environ", files=(f"{proc}/environ",), style="cat", format="proc-environ",
               cmd=f"cat {proc}/environ", kb_probe="proc-environ", redact="environ", folder=folder,
               suffix=".bin", group=group),
-        Probe("proc-cmdline", files=(f"{proc}/cmdline",), style="cat", redact="text", folder=folder,
+        Probe("proc-cmdline", files=(f"{proc}/cmdline",), style="cat", redact="argv", folder=folder,
               suffix=".bin", group=group),
         Probe("proc-status", files=(f"{proc}/status",), style="cat", format="proc-status",
               cmd=f"cat {proc}/status", kb_probe="rank-affinity", folder=folder, group=group),

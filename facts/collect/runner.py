@@ -125,8 +125,7 @@ def read_files(probe: Probe) -> Result:
     seen = 0
     for path in _expand(probe.files):
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_OUTPUT_BYTES)
+            data = _read(path)
         except FileNotFoundError:
             continue
         except IsADirectoryError:
@@ -152,6 +151,19 @@ def read_files(probe: Probe) -> Result:
     if denied:
         res.reason = f"{len(denied)} file(s) not readable without root, e.g. {denied[0]}"
     return res
+
+
+def _read(path: str, limit: int = MAX_OUTPUT_BYTES) -> bytes:
+    # small reads: procfs sysctl handlers allocate the size asked for (ENOMEM on a 32 MiB read)
+    chunks, total = [], 0
+    with open(path, "rb", buffering=0) as fh:
+        while total < limit:
+            chunk = fh.read(min(65536, limit - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    return b"".join(chunks)
 
 
 def _render(probe: Probe, path: str, data: bytes) -> bytes:

@@ -7,14 +7,18 @@ while keeping their shape, so the parsers still read them:
   continuation lines of a multi-line secret value are dropped; other values have URL
   credentials and embedded secret pairs masked.
 * ``environ``: the same for NUL-separated ``/proc/PID/environ`` (and ``/proc/PID/cmdline``).
-* ``text``: free text (a kernel or process command line) through ``redact_text``.
+* ``text``: free text (a kernel command line, a log) through ``redact_text``.
+* ``argv``: a NUL-separated ``/proc/PID/cmdline``: each argument through ``redact_text``, and the
+  argument after a secret-looking option (``--hf-token VALUE``) redacted whole.
 
 >>> redact_bytes(b"HF_TOKEN=hf_abcdef\nNCCL_IB_HCA=mlx5_0\nKEY=-----BEGIN\nabc\n-----END\nA=1\n", "env")
 b'HF_TOKEN=<redacted>\nNCCL_IB_HCA=mlx5_0\nKEY=<redacted>\nA=1\n'
 >>> redact_bytes(b"PATH=/bin\x00WANDB_API_KEY=x\x00", "environ")
 b'PATH=/bin\x00WANDB_API_KEY=<redacted>\x00'
->>> redact_bytes(b"python train.py --hf-token abc\x00", "text")
-b'python train.py --hf-token <redacted>\x00'
+>>> redact_bytes(b"python train.py --hf-token abc", "text")
+b'python train.py --hf-token <redacted>'
+>>> redact_bytes(b"python\x00--hf-token\x00abc\x00--seq\x008192\x00", "argv")
+b'python\x00--hf-token\x00<redacted>\x00--seq\x008192\x00'
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 
 from clusterdx.facts.collect.probe import Redaction
-from clusterdx.facts.redact import redact_text, redact_value
+from clusterdx.facts.redact import REDACTED, is_secret_name, redact_text, redact_value
 
 _ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:%%)?)=(.*)$", re.S)
 
@@ -32,12 +36,27 @@ def redact_bytes(data: bytes, how: Redaction) -> bytes:
         return data
     if how == "environ":
         return b"\0".join(_entry(e) for e in data.split(b"\0"))
+    if how == "argv":
+        return b"\0".join(_argv(data.split(b"\0")))
     text = data.decode("utf-8", errors="surrogateescape")
     if how == "env":
         out = _env_text(text)
     else:
         out = "\0".join(redact_text(part) for part in text.split("\0"))
     return out.encode("utf-8", errors="surrogateescape")
+
+
+def _argv(args: list[bytes]) -> list[bytes]:
+    out: list[bytes] = []
+    after_secret_option = False
+    for raw in args:
+        arg = raw.decode("utf-8", errors="surrogateescape")
+        if after_secret_option and arg and not arg.startswith("-"):
+            out.append(REDACTED.encode())
+        else:
+            out.append(redact_text(arg).encode("utf-8", errors="surrogateescape"))
+        after_secret_option = arg.startswith("-") and "=" not in arg and is_secret_name(arg)
+    return out
 
 
 def _entry(entry: bytes) -> bytes:

@@ -64,6 +64,8 @@ class PcieLink(Fact):
     sta_speed_gts: float | None = None
     #: 0 = link down (empty slot behind a downstream port); not counted as a downgrade
     sta_width: int | None = None
+    #: False when LnkSta shows Width x0 (nothing trained: empty slot behind a port); None if unknown
+    link_up: bool | None = None
     #: LnkCtl2 "Target Link Speed" (a BIOS/setpci speed cap shows here)
     target_speed_gts: float | None = None
     #: explicit "(downgraded)" marker, or status below capability when both are known

@@ -7,7 +7,8 @@ and ``Active Aggregator Info``), then one ``Slave Interface:`` block per slave (
 in Mbps or ``Unknown``, duplex, link failure count, aggregator id; the per-slave LACP ``details``
 blocks are skipped). The bond name comes from the file name or the command (``cat
 /proc/net/bonding/bond0``), or from ``==> /proc/net/bonding/bond0 <==`` headers of ``head``/
-``tail``; several bonds in one input are split at each driver header. Yields one ``net.bond`` per
+``tail``; several bonds in one input are split at each driver header. A bond whose name
+the input does not tell is called ``bond?`` (``bond?1`` ... for further ones). Yields one ``net.bond`` per
 bond and one ``net.bond_slave`` per slave.
 
 Sample input::
@@ -90,6 +91,7 @@ Aggregator ID: 2
 _DRIVER = re.compile(r"^\s*Ethernet Channel Bonding Driver:")
 _HEAD = re.compile(r"^\s*==>\s*\S*/bonding/(\S+?)\s*<==\s*$")
 _BOND_PATH = re.compile(r"/bonding/([\w.:-]+)")
+_BOND_FILE = re.compile(r"^(bond\d+)(?:\.txt|\.log)?$")
 _KV = re.compile(r"^\s*([A-Za-z][\w ()/.-]*?)\s*:\s*(.*?)\s*$")
 _MODES = (
     ("802.3ad", "802.3ad"), ("active-backup", "active-backup"), ("round-robin", "balance-rr"),
@@ -141,6 +143,10 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         if m and "*" not in m.group(1):
             default_name = m.group(1)
             break
+    else:
+        m = _BOND_FILE.match(re.split(r"[/\\]", doc.name)[-1])
+        if m:
+            default_name = m.group(1)
     bonds: list[_Bond] = []
     head_name = ""
     bond: _Bond | None = None
@@ -161,6 +167,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             continue
         m = _KV.match(line)
         if not m:
+            if line.strip() == "802.3ad info":
+                continue
             if bond is None or not bond.in_details:
                 ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
             continue
@@ -225,9 +233,7 @@ def _slave_field(s: dict[str, Any], key: str, value: str, ctx: ParseContext, i: 
 
 
 def _emit(ctx: ParseContext, b: _Bond, n: int) -> None:
-    name = b.name or f"bond{n}?"
-    if not b.name:
-        ctx.warn(b.index, f"bond name unknown (no /proc/net/bonding path); called it {name!r}")
+    name = b.name or ("bond?" if n == 0 else f"bond?{n}")
     slaves = [s["slave"] for s in b.slaves]
     up = [s for s in b.slaves if s.get("mii_status", "").lower() == "up"]
     agg = b.f.get("active_aggregator_id")

@@ -141,8 +141,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         elif pending is not None:
             _record(ctx, pending[0], i, pending[1], line, ports, counters, devices)
             pending = None
-        elif "No such file" in line or "Permission denied" in line:
-            ctx.warn(i, line.strip()[:120])
+        elif line.lstrip().startswith(("grep:", "cat:", "head:")) or "No such file" in line \
+                or "Permission denied" in line:
+            ctx.warn(i, line.strip()[:160])
         else:
             ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
     if not ports and not counters and not devices:

@@ -62,11 +62,11 @@ def sniff(doc: Document) -> float:
     for line in doc.lines[:200]:
         if _HEADER.match(line):
             headers += 1
-        elif line.strip().startswith(("phys state:", "default gid:", "link_layer:")):
+        elif line.strip().startswith(("phys state:", "default gid:")):
             keys += 1
     if headers:
         return 0.95
-    return 0.5 if keys >= 3 else 0.0
+    return 0.5 if keys >= 2 else 0.0
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:

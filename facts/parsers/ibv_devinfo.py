@@ -95,7 +95,7 @@ def sniff(doc: Document) -> float:
         if _HCA.match(line):
             hca += 1
         s = line.strip()
-        if s.startswith(("fw_ver:", "phys_port_cnt:", "vendor_part_id:", "link_layer:", "active_mtu:")):
+        if s.startswith(("fw_ver:", "phys_port_cnt:", "vendor_part_id:", "active_mtu:", "max_mtu:", "port_lid:")):
             keys += 1
         if _NO_DEVICES.search(line) and len(doc.lines) < 5:
             return 0.7

@@ -226,20 +226,17 @@ def _set_slot(slots: dict[int, _Bus], col: int, bus: _Bus) -> None:
 
 
 def _classify(nodes: dict[str, _Node]) -> None:
+    """Bridge roles, top-down (parents are listed before their children)."""
     for n in nodes.values():
         if not n.bridge:
             continue
-        has_bridges = any(nodes[c].bridge for c in n.children if c in nodes)
         parent = nodes.get(n.parent)
         if not n.parent:
             n.kind = "root_port"
-        elif parent is not None and parent.bridge and has_bridges:
+        elif parent is not None and parent.role == "upstream":
+            n.kind, n.role = "switch_port", "downstream"
+        elif parent is not None and parent.bridge and any(nodes[c].bridge for c in n.children if c in nodes):
             n.kind, n.role = "switch_port", "upstream"
-    for n in nodes.values():
-        if n.bridge and n.kind == "other":
-            parent = nodes.get(n.parent)
-            if parent is not None and parent.role == "upstream":
-                n.kind, n.role = "switch_port", "downstream"
 
 
 def _below(nodes: dict[str, _Node], bdf: str) -> list[_Node]:

@@ -599,11 +599,13 @@ def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int) -> None:
 def _link(d: _Dev) -> dict:
     cap_gts, cap_w = d.lnkcap if d.lnkcap is not None else (None, None)
     sta_gts, smark, sta_w, wmark = d.lnksta if d.lnksta is not None else (None, "", None, "")
+    link_up = None if sta_w is None else sta_w > 0
+    # a port with nothing trained behind it (Width x0) idles at 2.5GT/s: down, not downgraded
     speed_down = smark == "downgraded" or (
-        cap_gts is not None and sta_gts is not None and sta_gts < cap_gts and smark != "ok")
+        link_up is not False and cap_gts is not None and sta_gts is not None and sta_gts < cap_gts and smark != "ok")
     width_down = wmark == "downgraded" or (
         cap_w is not None and sta_w is not None and 0 < sta_w < cap_w and wmark != "ok")
-    return {"cap_speed_gts": cap_gts, "cap_width": cap_w, "sta_speed_gts": sta_gts, "sta_width": sta_w,
+    return {"link_up": link_up, "cap_speed_gts": cap_gts, "cap_width": cap_w, "sta_speed_gts": sta_gts, "sta_width": sta_w,
             "target_speed_gts": d.target, "downgraded": speed_down or width_down,
             "speed_downgraded": speed_down, "width_downgraded": width_down, "lane_errors": d.lanes}
 

@@ -120,6 +120,8 @@ MAX_RANGE_NAMES = 50_000
 MAX_VALUE_BYTES = 16 << 20
 #: in-memory database cap for a .dump (pages of 4 KiB)
 MAX_DUMP_PAGES = 65_536
+#: SQLite VM steps between two looks at the clock
+_PROGRESS_OPS = 10_000
 
 _MARKERS = (b"CUPTI_ACTIVITY_KIND_", b"NVTX_EVENTS", b"TARGET_INFO_GPU", b"ANALYSIS_DETAILS",
             b"TARGET_INFO_SESSION_START_TIME")
@@ -177,7 +179,7 @@ def _harden(conn: sqlite3.Connection, deadline: _Deadline, allowed: set[int]) ->
         return sqlite3.SQLITE_DENY
 
     conn.set_authorizer(authorize)
-    conn.set_progress_handler(deadline, 10_000)
+    conn.set_progress_handler(deadline, _PROGRESS_OPS)
 
 
 def _db_size(raw: bytes) -> int | None:
@@ -241,16 +243,23 @@ def load_dump(doc: Document, ctx: ParseContext, deadline: _Deadline) -> sqlite3.
     buf: list[str] = []
     first = 0
     loaded = skipped = 0
+    size = 0
     for i, line in enumerate(doc.lines):
         if not buf:
             if not line.strip() or line.lstrip().startswith("--"):
                 continue
             first = i
+            size = 0
+        line = line.replace("\x00", "\ufffd")
         buf.append(line)
+        size += len(line) + 1
+        if size > MAX_VALUE_BYTES:
+            conn.close()
+            raise ParseError("SQL statement too long", doc.lineno(first))
+        if ";" not in line:
+            continue
         stmt = "\n".join(buf)
         if not sqlite3.complete_statement(stmt):
-            if len(stmt) > MAX_VALUE_BYTES:
-                raise ParseError("SQL statement too long", doc.lineno(first))
             continue
         buf = []
         try:
@@ -708,7 +717,7 @@ def _emit_kernel_sums(ctx: ParseContext, kernels: dict[Any, tuple[str, int, floa
 def _run(conn: sqlite3.Connection, ctx: ParseContext, deadline: _Deadline, profile: str) -> None:
     try:
         analyse(_Db(conn), ctx, profile)
-    except (sqlite3.Error, OverflowError, MemoryError, ValueError, TypeError, ZeroDivisionError,
+    except (sqlite3.Error, ArithmeticError, LookupError, MemoryError, ValueError, TypeError,
             statistics.StatisticsError) as exc:
         ctx.facts.clear()
         if deadline.hit:

@@ -355,7 +355,8 @@ class _Parser:
             return
         ncols = len(block.columns)
         if block.csv:
-            fields = _csv_fields(line) or []
+            # an odd number of quotes: a quoted name cut off
+            fields = (_csv_fields(line) or []) if line.count('"') % 2 == 0 else []
         else:
             fields = line.split(None, ncols - 1)
         if len(fields) != ncols:

@@ -107,7 +107,12 @@ class _Run:
 
 def sniff(doc: Document) -> float:
     score = 0.0
+    cuda_init = False
     for line in doc.lines[:200]:
+        if line.startswith("initializing CUDA"):
+            cuda_init = True
+        elif cuda_init and line.startswith("Picking device No."):
+            score = max(score, 0.6)
         if _TITLE.match(line):
             score = max(score, 0.9)
         elif "#bytes" in line and ("BW peak[" in line or "t_min[usec]" in line or "t_avg[usec]" in line):
@@ -183,7 +188,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             if pending_line == i and not pending:
                 pending_line = None
     if pending.get("error") or (pending.get("use_cuda") and not runs):
-        current(len(doc.lines) - 1)
+        current(len(doc.lines) - 1).last = len(doc.lines) - 1
     if not runs:
         raise NotApplicable("no perftest header or results table")
     for run in runs:

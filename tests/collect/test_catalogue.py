@@ -1,0 +1,61 @@
+"""The probe catalogue against the knowledge base and the parsers."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from clusterdx.facts.collect.catalogue import DEFAULT_PROBES, NOT_SNAPSHOT, kb_coverage, snapshot_kb_probes
+from clusterdx.facts.collect.heavy import HEAVY, heavy_probes
+from clusterdx.facts.collect.process import pid_probes
+from clusterdx.facts.formats import all_formats
+
+ALL = list(DEFAULT_PROBES) + list(pid_probes(1)) + heavy_probes(list(HEAVY), 5, "/tmp/x")
+
+
+def test_every_snapshot_kb_probe_is_collected_or_explained():
+    rows = kb_coverage(tuple(ALL))
+    assert {r["id"] for r in rows} == set(snapshot_kb_probes())
+    for r in rows:
+        assert r["collected_by"] or r["id"] in NOT_SNAPSHOT, f"KB probe {r['id']} has no collector"
+
+
+def test_kb_probe_bindings_name_real_kb_probes():
+    import yaml
+
+    from clusterdx.facts.collect.catalogue import kb_probe_dir
+
+    ids = {yaml.safe_load(p.read_text())["id"] for p in kb_probe_dir().glob("*.yaml")}
+    assert {p.kb_probe for p in ALL if p.kb_probe} <= ids
+    assert set(NOT_SNAPSHOT) <= ids
+
+
+@pytest.mark.parametrize("probe", [p for p in ALL if p.format], ids=lambda p: p.name)
+def test_command_picks_the_probes_parser(probe):
+    fmt = all_formats()[probe.format]
+    if fmt.command_patterns:
+        assert fmt.matches_command(probe.command), (probe.command, fmt.command_patterns)
+    others = [f.name for f in all_formats().values() if f.name != fmt.name and f.matches_command(probe.command)]
+    assert not others, f"{probe.command!r} also matches {others}"
+
+
+def test_bundle_file_names_are_unique():
+    files = [p.file for p in ALL]
+    assert len(files) == len(set(files))
+
+
+def test_no_default_probe_needs_a_shell_or_root():
+    for p in DEFAULT_PROBES:
+        for arg in p.argv:
+            assert not any(c in arg for c in "|;&<>`$"), p.name
+        assert p.argv[:1] not in (("sudo",), ("perf",), ("turbostat",)), p.name
+
+
+@pytest.mark.parametrize("module", ["probe", "runner", "secrets", "catalogue", "process", "heavy", "scope",
+                                    "view"])
+def test_doctests(module):
+    mod = importlib.import_module(f"clusterdx.facts.collect.{module}")
+    result = doctest.testmod(mod)
+    assert result.failed == 0

@@ -1,0 +1,162 @@
+import doctest
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.document import Document
+from clusterdx.facts.parsers import launch_cmdline
+from tests.parsers.helpers import FORMATS, of_type, parse_text
+
+CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
+MINE = {"docker-run.sh", "docker-run-default-shm.txt", "srun-pyxis.sbatch", "mpirun.sh", "torchrun.sh"}
+
+
+def parse_file(name):
+    return parse_text("launch-cmdline", (CONTAINER / name).read_text(), name=name)
+
+
+def test_doctests():
+    assert doctest.testmod(launch_cmdline).failed == 0
+
+
+def test_docker_run_script():
+    ctx = parse_file("docker-run.sh")
+    docker, torch = of_type(ctx, "launch.command")
+    assert docker.launcher == "docker" and (docker.source.line, docker.source.end_line) == (6, 19)
+    assert docker.forwarded_env == ["NCCL_DEBUG"]
+    assert docker.env_set[-1] == "WANDB_API_KEY=<redacted>" and "0123456789" not in docker.command
+    assert docker.env_names == ["NCCL_DEBUG", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "WANDB_API_KEY"]
+    assert docker.script_env == ["NCCL_DEBUG"]
+    assert torch.launcher == "torchrun" and torch.nproc_per_node == 8 and torch.nodes == 2
+    [spec] = of_type(ctx, "container.spec")
+    assert spec.runtime == "docker" and spec.name == "gpt70b-rank0"
+    assert spec.ipc_host is True and spec.network_host is True and spec.shm_bytes is None
+    assert spec.memlock_unlimited is True and spec.cap_add == ["IPC_LOCK", "SYS_NICE"]
+    assert spec.devices == ["/dev/infiniband"] and spec.infiniband_device is True
+    assert spec.gpus == "all" and spec.nccl_conf_mounted is True and spec.topo_file_mounted is False
+    assert spec.numa_syscalls is True
+    env = {v.name: v for v in of_type(ctx, "env.var")}
+    assert env["NCCL_SOCKET_IFNAME"].value == "bond0" and env["NCCL_SOCKET_IFNAME"].source.line == 12
+    assert env["WANDB_API_KEY"].redacted
+    [dump] = of_type(ctx, "env.dump")
+    assert dump.complete is False and dump.filter == "container spec" and "NCCL_DEBUG" in dump.names
+
+
+def test_docker_run_defaults_give_64mib_shm():
+    ctx = parse_file("docker-run-default-shm.txt")
+    [spec] = of_type(ctx, "container.spec")
+    assert spec.shm_bytes == 64 * 2 ** 20 and spec.ipc_host is False and spec.network_host is False
+    assert spec.memlock_unlimited is None and spec.infiniband_device is False and spec.numa_syscalls is False
+    assert spec.gpus == "device=0,1,2,3"
+
+
+def test_srun_pyxis_job_script():
+    ctx = parse_file("srun-pyxis.sbatch")
+    [srun] = of_type(ctx, "launch.command")
+    assert srun.launcher == "srun" and srun.container_image == "nvcr.io#nvidia/pytorch:25.03-py3"
+    assert srun.forwarded_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"]
+    assert srun.script_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SL", "NCCL_TOPO_FILE"]
+    assert srun.export_mode == "ALL,NCCL_DEBUG=WARN" and srun.env_set == ["NCCL_DEBUG=WARN"]
+    assert (srun.nodes, srun.ntasks_per_node, srun.mpi) == (2, 8, "pmix")
+    assert srun.cpu_bind == "verbose,map_ldom:0,0,0,0,1,1,1,1" and srun.gpu_bind == "closest"
+    [spec] = of_type(ctx, "container.spec")
+    assert spec.runtime == "pyxis" and spec.topo_file_mounted is True
+    assert spec.mounts == ["/lustre/fsw/llm/mlops:/workspace/data", "/opt/topo:/opt/topo"]
+    assert not of_type(ctx, "env.var")  # pyxis: the image's ENV may win, values unknown
+
+
+def test_mpirun():
+    ctx = parse_file("mpirun.sh")
+    [mpi] = ctx.facts
+    assert mpi.launcher == "mpirun" and mpi.ntasks == 16 and mpi.nodes == 2 and mpi.ntasks_per_node == 8
+    assert mpi.forwarded_env == ["NCCL_DEBUG", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_HCA", "LD_LIBRARY_PATH"]
+    assert mpi.env_set == ["NCCL_DEBUG=INFO"] and mpi.cpu_bind == "bind-to=numa map-by=ppr:8:node"
+
+
+def test_torchrun_env_prefix_numactl_and_pipe():
+    ctx = parse_file("torchrun.sh")
+    [t] = ctx.facts
+    assert t.launcher == "torchrun" and t.nproc_per_node == 8 and t.nodes == 2 and t.numa_binding == "node"
+    assert t.env_set == ["NCCL_DEBUG=INFO", "NCCL_NVLS_ENABLE=0", "HF_TOKEN=<redacted>"]
+    assert "hf_abc" not in t.command and (t.source.line, t.source.end_line) == (4, 7)
+
+
+def test_prompt_numactl_unbalanced_quote_and_nesting():
+    ctx = parse_text("launch-cmdline",
+                     "user@login01:~$ numactl -N 1 -m 1 python -m torch.distributed.run --nproc_per_node 4 t.py 'oops\n"
+                     "srun -l bash -c 'torchrun --nproc-per-node=gpu x.py' && echo done\n"
+                     "kubectl exec -it pod-0 -c trainer -- torchrun --nnodes 2 y.py\n"
+                     "apptainer exec --nv -B /opt/topo:/opt/topo img.sif python z.py\n")
+    launches = of_type(ctx, "launch.command")
+    assert [f.launcher for f in launches] == ["torchrun", "srun", "torchrun", "kubectl", "torchrun", "other"]
+    assert launches[0].numa_binding == "numactl -N 1 -m 1" and launches[0].nproc_per_node == 4
+    assert launches[2].nproc_per_node is None and launches[4].nodes == 2
+    [spec] = of_type(ctx, "container.spec")
+    assert spec.runtime == "apptainer" and spec.mounts == ["/opt/topo:/opt/topo"]
+
+
+def test_no_launcher_is_not_applicable():
+    with pytest.raises(NotApplicable):
+        parse_text("launch-cmdline", "echo srun is great\npython train.py\n")
+    with pytest.raises(NotApplicable):
+        parse_text("launch-cmdline", "docker ps\n# srun --container-image=x y\n")
+
+
+def test_truncated_line_still_parses_what_is_there():
+    ctx = parse_text("launch-cmdline", "docker run --gpus all --shm-size=8g -e \\\n")
+    [launch] = of_type(ctx, "launch.command")
+    [spec] = of_type(ctx, "container.spec")
+    assert spec.shm_bytes == 8 * 2 ** 30 and launch.container_image == ""
+
+
+def _all_samples():
+    for d in (FORMATS, CONTAINER):
+        for p in sorted(d.iterdir()):
+            if p.is_file():
+                yield p
+
+
+@pytest.mark.parametrize("path", list(_all_samples()), ids=lambda p: p.name)
+def test_sniff_over_fixtures(path):
+    doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)
+    score = launch_cmdline.sniff(doc)
+    if path.name in MINE:
+        assert score >= 0.8
+    else:
+        assert score < 0.3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=2000))
+def test_never_raises_anything_else(text):
+    try:
+        parse_text("launch-cmdline", text)
+    except (ParseError, NotApplicable):
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000))
+def test_never_raises_on_bytes(data):
+    try:
+        parse_text("launch-cmdline", data.decode("latin-1"))
+    except (ParseError, NotApplicable):
+        pass
+
+
+_WORDS = st.sampled_from(["docker", "run", "srun", "mpirun", "torchrun", "kubectl", "exec", "--", "-e", "-x",
+                          "--container-mounts=", "--container-env=A,B", "-v", "a:b", "--shm-size", "1g", "=",
+                          "A=1", "'", '"', "\\", ";", "|", "&&", "bash", "-c", "numactl", "--mount", "type=tmpfs",
+                          "enroot", "start", "apptainer", "-B", "--ulimit", "memlock=-1", "--export=NONE",
+                          "-np", "-H", "--nnodes", "1:x", "python", "-m", "torch.distributed.run", "\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, max_size=30))
+def test_never_raises_on_launcher_soup(words):
+    try:
+        parse_text("launch-cmdline", " ".join(words))
+    except (ParseError, NotApplicable):
+        pass

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from clusterdx.engine.graph import TOP_SYMPTOM, CausalGraph
 from clusterdx.engine.ir import ConditionError, parse_condition
 from clusterdx.engine.problems import KBLoadError, Problem, did_you_mean
-from clusterdx.engine.schema import DOC_MODELS, OPS, FactPattern, Node, Probe, Remediation, Rule
+from clusterdx.engine.schema import DOC_MODELS, OPS, FactPattern, Node, Probe, Question, Remediation, Rule
 from clusterdx.engine.yamlsafe import Located, YamlError, load_file
 
 
@@ -39,6 +39,7 @@ class KnowledgeBase:
     nodes: dict[str, Node] = field(default_factory=dict)
     remediations: dict[str, Remediation] = field(default_factory=dict)
     probes: dict[str, Probe] = field(default_factory=dict)
+    questions: dict[str, Question] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
     locations: dict[str, Located] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
@@ -144,7 +145,7 @@ def _load_document(kb: KnowledgeBase, path: Path) -> None:
         line, col = located.loc(("id",))
         kb.problems.append(Problem("KB102", f"id {doc_id!r} does not match file name {stem!r}", name, line, col))
     table: dict[str, Any] = {
-        Rule: kb.rules, Node: kb.nodes, Remediation: kb.remediations, Probe: kb.probes,
+        Rule: kb.rules, Node: kb.nodes, Remediation: kb.remediations, Probe: kb.probes, Question: kb.questions,
     }[type(doc)]
     key = f"{type(doc).__name__}:{doc_id}"
     if doc_id in table:
@@ -303,6 +304,16 @@ def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
             if target not in kb.nodes:
                 _problem_at(kb, "Remediation", rem.id, ("addresses", i), "KB201",
                             f"unknown graph node {target!r}", did_you_mean(target, kb.nodes))
+    for q in kb.questions.values():
+        for i, node_id in enumerate(q.about):
+            if node_id not in kb.nodes:
+                _problem_at(kb, "Question", q.id, ("about", i), "KB201", f"unknown graph node {node_id!r}",
+                            did_you_mean(node_id, kb.nodes))
+        for i, ans in enumerate(q.answers):
+            for j, ev in enumerate(ans.evidence):
+                if ev.node not in kb.nodes:
+                    _problem_at(kb, "Question", q.id, ("answers", i, "evidence", j, "node"), "KB201",
+                                f"unknown graph node {ev.node!r}", did_you_mean(ev.node, kb.nodes))
     for probe in kb.probes.values():
         for i, ft in enumerate(probe.yields):
             if ft not in fact_types:

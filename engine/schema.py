@@ -149,9 +149,28 @@ class Probe(Strict):
     notes: str = ""
 
 
+class Answer(Strict):
+    #: the answer as the user picks it ("yes", "no", "only inside containers")
+    label: str
+    evidence: list[EvidenceSpec] = Field(default_factory=list)
+
+
+class Question(Strict):
+    """A short question the interactive session may ask instead of a probe."""
+
+    schema_: Literal["clusterdx/question/v1"] = Field(alias="schema")
+    id: str
+    text: str
+    #: root causes (or other graph nodes) whose ranking the answer moves
+    about: list[str] = Field(min_length=1)
+    answers: list[Answer] = Field(min_length=2)
+    cost: float = 0.5
+
+
 DOC_MODELS: dict[str, type[Strict]] = {
     "clusterdx/rule/v1": Rule,
     "clusterdx/node/v1": Node,
     "clusterdx/remediation/v1": Remediation,
     "clusterdx/probe/v1": Probe,
+    "clusterdx/question/v1": Question,
 }

@@ -114,6 +114,8 @@ def diagnose(
     fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0,
                                             help="Exit 4 when a hypothesis reaches this confidence."),
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
+    reference: Optional[str] = typer.Option(None, "--reference",
+                                            help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
     from clusterdx.engine.diagnose import collect_live, collect_paths, diagnose as run
@@ -127,7 +129,12 @@ def diagnose(
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
     target = collect_paths(paths, node=node, scope=scope, redact=redact) if paths else collect_live(redact=redact)
     base = collect_paths(baseline, redact=redact) if baseline else None
-    report = run(target, base, kb=kb, redact=redact, site=site)
+    from clusterdx.facts.reference import ReferenceError
+
+    try:
+        report = run(target, base, kb=kb, redact=redact, site=site, reference=reference)
+    except ReferenceError as exc:
+        raise _fail(str(exc), ExitStatus.USAGE) from None
     options = {"verbose": verbose}
     if fmt == OutputFormat.text and output is None:
         options["color"] = sys.stdout.isatty()

@@ -87,3 +87,55 @@ def summarize(results: list[CaseResult]) -> dict[str, Any]:
         "held_out": {"cases": len(held), "passed": sum(r.ok for r in held),
                      "top1": acc(held, "top1_ok"), "top3": acc(held, "top3_ok")},
     }
+
+
+def expected_causes(expect: dict[str, Any]) -> set[str]:
+    out = set(expect.get("in_top_3", []) or [])
+    if expect.get("top"):
+        out.add(expect["top"])
+    return out
+
+
+def evaluate_library(kb: KnowledgeBase, dirs: list[Path] | None = None) -> dict[str, Any]:
+    """Run every case; accuracy per root cause and overall, precision and recall per rule.
+
+    A rule "should fire" on a case when it supports a cause the case expects in its top three
+    (directly or through the graph), and should stay silent otherwise. Refuting rules are scored
+    the other way round: they should fire where their cause is not expected.
+    """
+    results = [run_case(kb, d) for d in (dirs if dirs is not None else case_dirs())]
+    per_cause: dict[str, dict[str, Any]] = {}
+    for r in results:
+        for cause in sorted(expected_causes(r.expect)):
+            row = per_cause.setdefault(cause, {"cases": 0, "top1": 0, "top3": 0})
+            ids = [c for c, _ in r.ranking]
+            row["cases"] += 1
+            row["top1"] += int(bool(ids) and ids[0] == cause and r.expect.get("top") == cause)
+            row["top3"] += int(cause in ids[:3])
+    for cause, row in per_cause.items():
+        row["top3_acc"] = round(row["top3"] / row["cases"], 4)
+    assert kb.graph is not None
+    per_rule: dict[str, dict[str, Any]] = {}
+    for rule in kb.rules.values():
+        supports = {c for e in rule.evidence if e.effect == "supports" for c in kb.graph.causes_of(e.node)}
+        refutes = {c for e in rule.evidence if e.effect == "refutes" for c in kb.graph.causes_of(e.node)}
+        tp = fp = fn = tn = 0
+        for r in results:
+            expected = expected_causes(r.expect)
+            should = bool(supports & expected) if supports else not (refutes & expected)
+            fired = rule.id in r.fired
+            tp += fired and should
+            fp += fired and not should
+            fn += (not fired) and should
+            tn += (not fired) and not should
+        per_rule[rule.id] = {
+            "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+            "recall": round(tp / (tp + fn), 4) if tp + fn else None,
+        }
+    return {
+        "summary": summarize(results),
+        "per_cause": dict(sorted(per_cause.items())),
+        "per_rule": dict(sorted(per_rule.items())),
+        "failures": {r.case_id: r.problems for r in results if not r.ok},
+    }

@@ -80,14 +80,20 @@ def collect_live(redact: bool = True) -> Collected:
 
 
 def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
-             redact: bool = True, site: SiteConfig | None = None) -> Report:
+             redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
+             extra_evidence: Sequence[Any] | None = None) -> Report:
+    """``extra_evidence``: evidence from outside the rules (a user's answer to a KB question), items
+    with ``rule_id``, ``node``, ``effect``, ``strength`` and ``message`` (see
+    :class:`clusterdx.engine.questions.ExtraEvidence`); it joins the ranking like a rule's."""
     from clusterdx.facts.derive import compare, derive_all
+    from clusterdx.facts.reference import describe, select
 
     kb = kb or load_kb()
-    facts = derive_all(target.facts)
+    ref = select(reference, target.facts)
+    facts = derive_all(target.facts, ref)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts)
+        base_facts = derive_all(baseline.facts, ref)
         extra, diffs = compare(facts, base_facts)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
@@ -97,10 +103,18 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
     warnings = site_warnings(kb, site) + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
+    extra: dict[int, EvidenceOut] = {}
+    for item in extra_evidence or ():
+        key = len(refs)
+        refs.append(EvidenceRef(key, item.rule_id, item.node, item.effect, item.strength))
+        extra[key] = EvidenceOut(rule=item.rule_id, rule_title=getattr(item, "title", "") or item.rule_id,
+                                 node=item.node, effect=item.effect, strength=item.strength,
+                                 message=item.message, facts=[], matches=1)
     graph = kb.graph
     assert graph is not None  # load_kb refuses a KB whose graph did not build
     scored = score(graph, refs, gap.gap_pct if gap else None, site.priors)
-    hypotheses = [_hypothesis(kb, s, rank, by_key, results) for rank, s in enumerate(reportable(scored), 1)]
+    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra)
+                  for rank, s in enumerate(reportable(scored), 1)]
     present = {f.fact_type for f in facts}
     suggestions = suggest(kb, results, refs, present, gap.gap_pct if gap else None, site.priors,
                           payloads=[f.payload() for f in facts], engine_rules={r.id: r for r in engine.rules})
@@ -127,6 +141,7 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
         warnings=warnings,
         redacted=redact,
         site=site.summary() if site.path else None,
+        reference=describe(ref),
     )
 
 
@@ -214,14 +229,17 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
 
 
 def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple[RuleResult, int]],
-                results: list[RuleResult]) -> Hypothesis:
+                results: list[RuleResult], extra: dict[int, EvidenceOut] | None = None) -> Hypothesis:
     node = kb.nodes[s.cause]
     graph = kb.graph
     assert graph is not None
     supporting, refuting = [], []
     for t in s.terms:
-        result, idx = by_key[t.evidence]
-        ev = _evidence_out(kb, result, idx)
+        if extra and t.evidence in extra:
+            ev = extra[t.evidence]
+        else:
+            result, idx = by_key[t.evidence]
+            ev = _evidence_out(kb, result, idx)
         (supporting if t.delta > 0 else refuting).append(ev)
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
     return Hypothesis(

@@ -198,6 +198,8 @@ class Report(Model):
     redacted: bool = True
     #: the site configuration in force (None: shipped defaults)
     site: dict[str, Any] | None = None
+    #: the reference system measurements were held to, and whether it was given or inferred
+    reference: dict[str, Any] | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -178,3 +178,36 @@ def kb_new(
         raise _fail(f"unknown kind {what!r}: use 'rule' or 'cause'", ExitStatus.USAGE)
     for p in created:
         typer.echo(f"created {p}")
+
+
+@kb_app.command("eval")
+def kb_eval(
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
+    cases: Optional[Path] = typer.Option(None, "--cases", help="A folder of case bundles (default: kb/cases)."),
+) -> None:
+    """Run the whole case library: top-1/top-3 accuracy per cause and overall, precision/recall per rule."""
+    import orjson
+
+    from clusterdx.engine.cases import case_dirs, evaluate_library
+
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    dirs = case_dirs(cases) if cases else None
+    result = evaluate_library(kb, dirs)
+    if fmt == OutputFormat.json:
+        _emit(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n", None)
+        return
+    s = result["summary"]
+    ho = s["held_out"]
+    typer.echo(f"cases: {s['cases']}, passed: {s['passed']}, top-1: {s['top1']}, top-3: {s['top3']}")
+    typer.echo(f"held out (written after the rules): {ho['cases']} cases, passed {ho['passed']}, "
+               f"top-1 {ho['top1']}, top-3 {ho['top3']}")
+    typer.echo("\nper root cause (cases, top-1, top-3):")
+    for cause, row in result["per_cause"].items():
+        typer.echo(f"  {cause:<48} {row['cases']:>3} {row['top1']:>3} {row['top3']:>3}")
+    typer.echo("\nper rule (precision, recall; tp/fp/fn):")
+    for rid, row in result["per_rule"].items():
+        typer.echo(f"  {rid:<48} {str(row['precision']):>6} {str(row['recall']):>6}  {row['tp']}/{row['fp']}/{row['fn']}")
+    for case, problems in result["failures"].items():
+        typer.echo(f"FAIL {case}: {'; '.join(problems)}")
+    if result["failures"]:
+        raise typer.Exit(int(ExitStatus.TESTS_FAILED))

@@ -12,9 +12,10 @@ from typing import Any, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, placement
+from clusterdx.facts.derive import cpu, env, fabric, nccl_nics, placement
+from clusterdx.facts.reference import Selected
 
-DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive)
+DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive)
 
 #: derived fact type -> the parsed fact types it is computed from (any of them may be the one
 #: missing); used to tell which collection would let a derived fact exist
@@ -28,6 +29,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "compare.metric": frozenset({"train.step_stats"}),
     "compare.env_missing": frozenset({"env.dump", "env.var"}),
     "compare.setting": frozenset(),
+    "nccl.nic_usage": frozenset({"nccl.net"}),
 }
 
 
@@ -40,10 +42,12 @@ def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
     return out
 
 
-def derive_all(facts: Sequence[Fact]) -> list[Fact]:
+def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None) -> list[Fact]:
+    """Parsed facts plus derived ones; ``reference`` is the system the measurements are held to
+    (inferred from the facts when None)."""
     out = list(facts)
     for fn in DERIVERS:
-        out.extend(fn(out))
+        out.extend(fabric.derive(out, reference) if fn is fabric.derive else fn(out))
     return out
 
 

@@ -91,3 +91,20 @@ class CompareSetting(Fact):
     what: str
     target: str
     baseline: str
+
+
+class NcclNicUsage(Fact):
+    fact_type = "nccl.nic_usage"
+    doc = ("NICs NCCL's network transport uses versus the GPU-local (PIX/PXB) NICs nvidia-smi topo -m "
+           "shows, or the active RDMA ports when no topology was given.")
+    #: NICs in NCCL's 'NET/IB : Using [...]' list (largest list on the node)
+    nccl_nics: int
+    #: GPU-local NICs from nvidia-smi topo -m (PIX/PXB to some GPU), or active RDMA ports
+    node_nics: int
+    #: node NICs absent from NCCL's list, by device name (mlx5_7 ...)
+    unused: list[str] = []
+    unused_count: int = 0
+    #: NCCL_IB_HCA in force ('' when not set or not seen)
+    ib_hca: str = ""
+    #: 'topo' (GPU-local NICs) or 'ib-ports' (active ports)
+    basis: str

@@ -93,6 +93,9 @@ _HEAD = re.compile(r"^\s*==>\s*\S*/bonding/(\S+?)\s*<==\s*$")
 _BOND_PATH = re.compile(r"/bonding/([\w.:-]+)")
 _BOND_FILE = re.compile(r"^(bond\d+)(?:\.txt|\.log)?$")
 _KV = re.compile(r"^\s*([A-Za-z][\w ()/.-]*?)\s*:\s*(.*?)\s*$")
+#: keys that may open a bond's status when the driver header line was cut off
+_START_KEYS = {"bonding mode", "slave interface", "transmit hash policy", "currently active slave",
+               "primary slave"}
 _MODES = (
     ("802.3ad", "802.3ad"), ("active-backup", "active-backup"), ("round-robin", "balance-rr"),
     ("balance-rr", "balance-rr"), ("xor", "balance-xor"), ("broadcast", "broadcast"),
@@ -172,11 +175,14 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             if bond is None or not bond.in_details:
                 ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
             continue
+        key, value = m.group(1).lower(), m.group(2)
         if bond is None:
+            if key not in _START_KEYS:
+                ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
+                continue
             bond = _Bond(i, head_name or default_name)
             bonds.append(bond)
         bond.last = i
-        key, value = m.group(1).lower(), m.group(2)
         if key == "slave interface":
             bond.slaves.append({"_line": i, "slave": value})
             bond.in_aggregator_info = bond.in_details = False

@@ -475,7 +475,10 @@ def _iterations(db: _Db, key: str) -> list[tuple[int | None, list[tuple[int, int
 
 
 class _Acc:
-    """Per-iteration sums for one device: busy, comm, exposed comm, host-bound gap ns; kernels."""
+    """Per-iteration sums for one device: busy, comm, exposed comm, host-bound gap ns; kernels.
+
+    Segments arrive in time order, so a cursor (not a search) finds their iteration.
+    """
 
     def __init__(self, iters: list[tuple[int, int]]):
         self.iters = iters
@@ -483,92 +486,107 @@ class _Acc:
         n = len(iters)
         self.sums = [[0.0] * n for _ in range(4)]
         self.kernels = [0] * n
+        self.k = 0
+        self.kk = 0
         self.seen = False
 
-    def add(self, a: float, b: float, field: int) -> None:
-        if b <= a:
-            return
-        k = max(0, bisect_right(self.starts, a) - 1)
-        while k < len(self.iters):
-            s, e = self.iters[k]
+    def add(self, a: float, b: float, fields: tuple[int, ...]) -> None:
+        iters = self.iters
+        n = len(iters)
+        k = self.k
+        if k and a < iters[k - 1][1]:  # out of order: search
+            k = max(0, bisect_right(self.starts, a) - 1)
+        while k < n and iters[k][1] <= a:
+            k += 1
+        self.k = k
+        sums = self.sums
+        while k < n:
+            s, e = iters[k]
             if s >= b:
                 break
-            lo, hi = max(a, s), min(b, e)
-            if hi > lo:
-                self.sums[field][k] += hi - lo
+            d = (b if b < e else e) - (a if a > s else s)
+            if d > 0:
+                for f in fields:
+                    sums[f][k] += d
             k += 1
 
     def count_kernel(self, t: int) -> None:
-        k = bisect_right(self.starts, t) - 1
-        if k >= 0 and t < self.iters[k][1]:
+        iters = self.iters
+        k = self.kk
+        if k and t < iters[k - 1][1]:
+            k = max(0, bisect_right(self.starts, t) - 1)
+        while k < len(iters) and iters[k][1] <= t:
+            k += 1
+        self.kk = k
+        if k < len(iters) and iters[k][0] <= t:
             self.kernels[k] += 1
 
 
 _BUSY, _COMM, _EXPOSED, _HOST = range(4)
 _CLS_COMPUTE, _CLS_COMM, _CLS_COPY = range(3)
+_F_BUSY, _F_COMM, _F_EXPOSED, _F_HOST = (_BUSY,), (_BUSY, _COMM), (_BUSY, _COMM, _EXPOSED), (_HOST,)
 
 
 def _sweep(rows: Iterator[tuple[Any, ...]], iters: list[tuple[int, int]], comm_ids: set[Any],
            window_start: int) -> dict[Any, _Acc]:
-    """One ordered pass over (device, start, end, is_kernel, name id, launch start) rows."""
+    """One ordered pass over (device, start, end, is_kernel, name id, launch start) rows.
+
+    A heap holds the end times of the activities running now; between two consecutive start/end
+    times the state (anything, comm, compute running) is constant and its span is added to the
+    iterations it overlaps. ``gap`` is when the device last went idle.
+    """
     accs: dict[Any, _Acc] = {}
     device: Any = object()
-    acc: _Acc | None = None
+    acc = _Acc(iters)
     heap: list[tuple[int, int]] = []
     counts = [0, 0, 0]
-    state = {"t": 0, "gap": window_start}
-
-    def segment(a: int, b: int) -> None:
-        assert acc is not None
-        if b <= a:
-            return
-        acc.add(a, b, _BUSY)
-        if counts[_CLS_COMM]:
-            acc.add(a, b, _COMM)
-            if not counts[_CLS_COMPUTE]:
-                acc.add(a, b, _EXPOSED)
+    t = 0
+    gap = window_start
+    heappush, heappop = heapq.heappush, heapq.heappop
 
     def advance(x: float) -> None:
+        nonlocal t, gap
         while heap and heap[0][0] <= x:
             m = heap[0][0]
-            segment(state["t"], m)
-            state["t"] = max(state["t"], m)
+            if m > t:
+                acc.add(t, m, _F_BUSY if not counts[_CLS_COMM] else
+                        _F_COMM if counts[_CLS_COMPUTE] else _F_EXPOSED)
+                t = m
             while heap and heap[0][0] == m:
-                _, cls = heapq.heappop(heap)
-                counts[cls] -= 1
+                counts[heappop(heap)[1]] -= 1
             if not heap:
-                state["gap"] = m
-        if heap and x > state["t"]:
-            segment(state["t"], int(x))
-            state["t"] = int(x)
+                gap = m
+        if heap and x > t:
+            acc.add(t, x, _F_BUSY if not counts[_CLS_COMM] else
+                    _F_COMM if counts[_CLS_COMPUTE] else _F_EXPOSED)
+            t = int(x)
 
     for dev, start, end, is_kernel, nid, launch in rows:
         if not isinstance(start, int) or not isinstance(end, int) or end <= start:
             continue
         if dev != device:
-            if acc is not None:
+            if device in accs:
                 advance(math.inf)
-            if len(accs) >= MAX_DEVICES:
-                break
+            if len(accs) >= MAX_DEVICES or dev in accs:
+                break  # more devices than we follow, or rows not ordered by device
             device = dev
-            acc = accs.setdefault(dev, _Acc(iters))
+            acc = accs[dev] = _Acc(iters)
             heap.clear()
             counts[:] = [0, 0, 0]
-            state["t"], state["gap"] = start, window_start
-        assert acc is not None
+            t, gap = start, window_start
         acc.seen = True
-        advance(start)
+        if heap and heap[0][0] <= start or heap and start > t:
+            advance(start)
         if not heap:
-            gap = state["gap"]
-            if (start - gap > GAP_NS and isinstance(launch, (int, float)) and launch > gap):
-                acc.add(gap, start, _HOST)
-            state["t"] = start
+            if start - gap > GAP_NS and isinstance(launch, (int, float)) and launch > gap:
+                acc.add(gap, start, _F_HOST)
+            t = start
         cls = _CLS_COPY if not is_kernel else (_CLS_COMM if nid in comm_ids else _CLS_COMPUTE)
-        heapq.heappush(heap, (end, cls))
+        heappush(heap, (end, cls))
         counts[cls] += 1
         if is_kernel:
             acc.count_kernel(start)
-    if acc is not None:
+    if device in accs:
         advance(math.inf)
     return accs
 

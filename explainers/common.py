@@ -1,0 +1,142 @@
+"""Building blocks the Markdown and HTML reports share: the summary sentence, quoted attachment
+lines, the causal graph of the report's hypotheses. No reasoning: everything comes from the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+#: lines quoted per fact source before the rest is trimmed (with a marker)
+QUOTE_LINES = 6
+#: characters kept of one quoted line
+QUOTE_WIDTH = 200
+#: hypotheses whose remediation and verification are shown in full
+LEADING = 2
+#: refuse to read attachments bigger than this when quoting
+_MAX_READ = 64 * 1024 * 1024
+
+_SOURCE = re.compile(r"^(?P<path>.+?)(?:#\d+)?(?::(?P<a>\d+)(?:-(?P<b>\d+))?)?$")
+
+
+@dataclass
+class Quote:
+    source: str
+    lines: list[str] = field(default_factory=list)
+    #: lines of the span left out of ``lines``
+    trimmed: int = 0
+
+
+def _clip(line: str, width: int = QUOTE_WIDTH) -> str:
+    if len(line) <= width:
+        return line
+    return f"{line[:width]} … [{len(line) - width} more characters trimmed]"
+
+
+def quote(source: str, redact: bool = True, max_lines: int = QUOTE_LINES) -> Quote | None:
+    """The lines a fact came from (``file:12-20``, ``file#3:4``), read back from the attachment.
+
+    None when the lines cannot be read back (an archive member, a live collection, a file that
+    moved). Secret-looking values are redacted unless the report was made with ``--no-redact``.
+    """
+    m = _SOURCE.match(source)
+    if not m or not m.group("a") or "!/" in source:
+        return None
+    path = Path(m.group("path"))
+    try:
+        if not path.is_file() or path.stat().st_size > _MAX_READ:
+            return None
+        start = int(m.group("a"))
+        end = int(m.group("b") or start)
+        wanted: list[str] = []
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            for no, line in enumerate(fh, 1):
+                if no > end:
+                    break
+                if no >= start:
+                    wanted.append(line.rstrip("\r\n"))
+    except (OSError, ValueError):
+        return None
+    if not wanted:
+        return None
+    if redact:
+        from clusterdx.facts.redact import redact_text
+
+        wanted = [redact_text(w) for w in wanted]
+    shown = [_clip(w) for w in wanted[:max_lines]]
+    return Quote(source=source, lines=shown, trimmed=len(wanted) - len(shown))
+
+
+def trim_marker(q: Quote) -> str:
+    return f"… {q.trimmed} more line{'s' if q.trimmed != 1 else ''} trimmed (see {q.source})"
+
+
+def pct(x: float) -> str:
+    return f"{x:.1f}%"
+
+
+def summary(report: Any) -> str:
+    """One paragraph, plain text (the caller escapes it for its format)."""
+    counts: dict[str, int] = {}
+    for i in report.inputs:
+        counts[i.status] = counts.get(i.status, 0) + 1
+    parts = [f"{n} {s}" for s, n in sorted(counts.items())]
+    nodes = ", ".join(report.nodes) if report.nodes else "unknown nodes"
+    text = f"We read {len(report.inputs)} inputs ({', '.join(parts) or 'none'}) from {nodes}."
+    g = report.gap
+    if g is not None:
+        text += (f" The measured gap is {g.gap_pct:.1f}% ({g.metric} {g.measured:g} against the {g.basis} "
+                 f"{g.reference:g}).")
+    hs = report.hypotheses
+    if not hs:
+        text += " No root cause is supported by the evidence collected so far."
+    else:
+        h = hs[0]
+        text += (f" The most likely cause is {h.title} ({h.id}), with confidence {h.confidence:.2f}, "
+                 f"expected to account for about {pct(h.impact_pct)} of the gap.")
+        if len(hs) > 1:
+            others = ", ".join(f"{o.id} ({o.confidence:.2f})" for o in hs[1:4])
+            text += f" Also in the running: {others}."
+    if g is not None and hs:
+        text += f" Together they explain {pct(g.explained_pct)}; {pct(g.unexplained_pct)} remains unexplained."
+    if report.not_evaluated:
+        text += f" {len(report.not_evaluated)} checks could not be run for want of data"
+        text += "; the probes below would collect it." if report.next_probes else "."
+    return text
+
+
+def probe_why(probe: Any) -> str:
+    if len(probe.separates) == 2:
+        return f"separates {probe.separates[0]} from {probe.separates[1]}"
+    if probe.bears_on:
+        return f"bears on {', '.join(probe.bears_on)}"
+    if probe.unlocks:
+        return f"evaluates {', '.join(probe.unlocks[:4])}"
+    return ""
+
+
+def causal_graph(report: Any, limit: int = 5) -> tuple[nx.DiGraph, dict[str, str], list[str]]:
+    """The causal paths of the leading hypotheses as one graph: (graph, titles, leading path).
+
+    Node kinds: the first node of a path is its root cause, the last the top symptom, the ones
+    between mechanisms. Edges are the paths' consecutive pairs, all of them edges of the KB graph.
+    """
+    g = nx.DiGraph()
+    titles: dict[str, str] = {}
+    leading: list[str] = []
+    for k, h in enumerate(report.hypotheses[:limit]):
+        path = list(h.causal_path) or [h.id]
+        if k == 0:
+            leading = path
+        titles[h.id] = h.title
+        for i, n in enumerate(path):
+            kind = "root_cause" if i == 0 else ("symptom" if i == len(path) - 1 else "mechanism")
+            if n not in g or (kind == "root_cause" and g.nodes[n].get("kind") != "root_cause"):
+                g.add_node(n, kind=kind)
+        for a, b in zip(path, path[1:]):
+            g.add_edge(a, b, strength="strong" if (a in leading and b in leading) else "moderate")
+    return g, titles, leading

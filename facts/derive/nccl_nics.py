@@ -1,0 +1,40 @@
+"""NICs NCCL uses against the rail NICs the node has (for a too-narrow NCCL_IB_HCA)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from clusterdx.facts.base import Fact
+from clusterdx.facts.derive._common import of_type
+from clusterdx.facts.model.derived import NcclNicUsage
+
+_LOCAL_LINKS = ("PIX", "PXB")
+
+
+def _dev(name: str) -> str:
+    """'mlx5_0:1' -> 'mlx5_0'; '[0]mlx5_0' stays as given."""
+    return name.split(":", 1)[0].strip()
+
+
+def derive(facts: Sequence[Fact]) -> list[Fact]:
+    nets = [n for n in of_type(facts, "nccl.net") if n.selected and n.transport == "IB" and n.devices]
+    if not nets:
+        return []
+    best = max(nets, key=lambda n: n.device_count)
+    used = {_dev(d) for d in best.devices}
+    local = sorted({n.device for n in of_type(facts, "topo.nic") if n.device and n.best_gpu_link in _LOCAL_LINKS})
+    if local:
+        node_nics, basis = local, "topo"
+    else:
+        ports = sorted({p.device for p in of_type(facts, "ib.port") if p.state.lower() == "active"})
+        if not ports:
+            return []
+        node_nics, basis = ports, "ib-ports"
+    unused = [d for d in node_nics if d not in used]
+    hca = ""
+    for s in of_type(facts, "nccl.setting"):
+        if s.name == "NCCL_IB_HCA":
+            hca = s.value
+    return [NcclNicUsage(node=best.node, scope=best.scope, source=best.source, nccl_nics=len(used),
+                         node_nics=len(node_nics), unused=unused, unused_count=len(unused), ib_hca=hca,
+                         basis=basis)]

@@ -41,6 +41,15 @@ class OutputFormat(str, enum.Enum):
     json = "json"
 
 
+class ReportFormat(str, enum.Enum):
+    """Formats of a diagnosis report (``diagnose --format``); see clusterdx.explainers.FORMATS."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
 def _emit(text: str, output: Optional[Path]) -> None:
     if output is None:
         sys.stdout.write(text)
@@ -105,7 +114,7 @@ def diagnose(
     paths: List[Path] = typer.Argument(None, help="Files, folders or archives of one node (none: this machine)."),
     baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
                                                   help="A known-good bundle of the same job to compare with."),
-    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    fmt: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     node: Optional[str] = typer.Option(None, "--node", help="Name of the node the inputs come from."),
     scope: Optional[str] = typer.Option(None, "--scope", help="host, container, vm-guest or hypervisor."),
@@ -116,17 +125,33 @@ def diagnose(
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
     reference: Optional[str] = typer.Option(None, "--reference",
                                             help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
+    interactive: bool = typer.Option(False, "--interactive", "-i",
+                                     help="Guided session: propose probes and questions, re-rank after each answer."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue an interactive session saved with 's'."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
     from clusterdx.engine.diagnose import collect_live, collect_paths, diagnose as run
     from clusterdx.explainers import renderer
 
     redact = not no_redact
-    for p in list(paths or []) + list(baseline or []):
+    if (interactive or resume is not None) and not sys.stdin.isatty():
+        raise _fail("--interactive needs a terminal on stdin; for scripts run diagnose without it "
+                    "(add --format json or markdown)", ExitStatus.USAGE)
+    for p in list(paths or []) + list(baseline or []) + ([resume] if resume is not None else []):
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
     site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
+    if interactive or resume is not None:
+        from clusterdx.interactive import Session, SessionError, run_session
+
+        try:
+            session = Session.load(resume) if resume is not None else Session(
+                paths=[str(p) for p in paths or []], baseline=[str(p) for p in baseline or []], node=node,
+                scope=scope, redact=redact, reference=reference)
+        except SessionError as exc:
+            raise _fail(str(exc), ExitStatus.USAGE) from None
+        raise typer.Exit(run_session(session, kb=kb, site=site))
     target = collect_paths(paths, node=node, scope=scope, redact=redact) if paths else collect_live(redact=redact)
     base = collect_paths(baseline, redact=redact) if baseline else None
     from clusterdx.facts.reference import ReferenceError
@@ -136,7 +161,7 @@ def diagnose(
     except ReferenceError as exc:
         raise _fail(str(exc), ExitStatus.USAGE) from None
     options = {"verbose": verbose}
-    if fmt == OutputFormat.text and output is None:
+    if fmt == ReportFormat.text and output is None:
         options["color"] = sys.stdout.isatty()
     _emit(renderer(fmt.value)(report, **options), output)
     if fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses):
@@ -179,15 +204,17 @@ def explain(item: str = typer.Argument(..., help="A root cause, rule, remediatio
 
 
 @app.command()
-def schema(which: str = typer.Argument("report", help="report")) -> None:
-    """Print the JSON Schema of the report, generated from its models."""
+def schema(which: str = typer.Argument("report", help="report (diagnose) or fleet")) -> None:
+    """Print the JSON Schema of a report (diagnose: report; clusterdx fleet: fleet), generated from its models."""
     import orjson
 
-    from clusterdx.engine.report import Report
-
-    if which != "report":
-        raise _fail(f"unknown schema {which!r}", ExitStatus.USAGE)
-    _emit(orjson.dumps(Report.model_json_schema(by_alias=True), option=orjson.OPT_INDENT_2).decode() + "\n", None)
+    if which == "report":
+        from clusterdx.engine.report import Report as model
+    elif which == "fleet":
+        from clusterdx.engine.fleet_report import FleetReport as model  # type: ignore[assignment]
+    else:
+        raise _fail(f"unknown schema {which!r}; choose report or fleet", ExitStatus.USAGE)
+    _emit(orjson.dumps(model.model_json_schema(by_alias=True), option=orjson.OPT_INDENT_2).decode() + "\n", None)
 
 
 def _register_commands() -> None:

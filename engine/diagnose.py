@@ -79,9 +79,23 @@ def collect_live(redact: bool = True) -> Collected:
     return Collected(inputs, list(result.facts), ["<this machine>"])
 
 
+@dataclass
+class Diagnosis:
+    """A finished diagnosis: the report, and the facts (parsed and derived) behind it."""
+
+    report: Report
+    facts: list[Fact]
+
+
 def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
              redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
              extra_evidence: Sequence[Any] | None = None) -> Report:
+    return run_diagnosis(target, baseline, kb, redact, site, reference, extra_evidence).report
+
+
+def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
+                  redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
+                  extra_evidence: Sequence[Any] | None = None) -> Diagnosis:
     """``extra_evidence``: evidence from outside the rules (a user's answer to a KB question), items
     with ``rule_id``, ``node``, ``effect``, ``strength`` and ``message`` (see
     :class:`clusterdx.engine.questions.ExtraEvidence`); it joins the ranking like a rule's."""
@@ -103,17 +117,17 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
     warnings = site_warnings(kb, site) + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
-    extra: dict[int, EvidenceOut] = {}
+    extra_out: dict[int, EvidenceOut] = {}
     for item in extra_evidence or ():
         key = len(refs)
         refs.append(EvidenceRef(key, item.rule_id, item.node, item.effect, item.strength))
-        extra[key] = EvidenceOut(rule=item.rule_id, rule_title=getattr(item, "title", "") or item.rule_id,
-                                 node=item.node, effect=item.effect, strength=item.strength,
-                                 message=item.message, facts=[], matches=1)
+        extra_out[key] = EvidenceOut(rule=item.rule_id, rule_title=getattr(item, "title", "") or item.rule_id,
+                                     node=item.node, effect=item.effect, strength=item.strength,
+                                     message=item.message, facts=[], matches=1)
     graph = kb.graph
     assert graph is not None  # load_kb refuses a KB whose graph did not build
     scored = score(graph, refs, gap.gap_pct if gap else None, site.priors)
-    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra)
+    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out)
                   for rank, s in enumerate(reportable(scored), 1)]
     present = {f.fact_type for f in facts}
     suggestions = suggest(kb, results, refs, present, gap.gap_pct if gap else None, site.priors,
@@ -125,7 +139,7 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
     inputs = [_input_out(i, "target") for i in target.inputs]
     if baseline is not None:
         inputs += [_input_out(i, "baseline") for i in baseline.inputs]
-    return Report(
+    report = Report(
         tool=ToolInfo(version=__version__, kb_rules=len(kb.rules),
                       kb_causes=sum(1 for n in kb.nodes.values() if n.kind == "root_cause")),
         target=target.paths,
@@ -143,6 +157,7 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
         site=site.summary() if site.path else None,
         reference=describe(ref),
     )
+    return Diagnosis(report, facts)
 
 
 def _input_out(record: Any, side: str) -> InputOut:

@@ -45,6 +45,8 @@ ABSENT_SYMPTOM_FACTOR = 1.0
 
 #: confidence at or above which a hypothesis is called confirmed (interactive stop, check "fail")
 CONFIRMED = 0.8
+#: `check` calls a cause failed at this confidence when evidence points at it directly
+CHECK_FAIL = 0.6
 #: confidence at or above which a hypothesis is reported at all in the ranked list
 REPORT_MIN = 0.15
 

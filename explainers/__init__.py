@@ -9,6 +9,8 @@ from typing import Callable
 FORMATS: dict[str, str] = {
     "text": "clusterdx.explainers.text",
     "json": "clusterdx.explainers.json_out",
+    "markdown": "clusterdx.explainers.markdown",
+    "html": "clusterdx.explainers.html",
 }
 
 

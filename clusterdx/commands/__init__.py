@@ -4,4 +4,4 @@ Modules here import only typer at module level: the work they wire is imported i
 command, so ``clusterdx --help`` stays fast.
 """
 
-COMMAND_MODULES = ("kb", "collect")
+COMMAND_MODULES = ("kb", "collect", "triage", "check", "fleet")

@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, nccl_nics, placement
+from clusterdx.facts.derive import cpu, env, fabric, nccl_nics, nvlink, placement
 from clusterdx.facts.reference import Selected
 
-DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive)
+DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive)
 
 #: derived fact type -> the parsed fact types it is computed from (any of them may be the one
 #: missing); used to tell which collection would let a derived fact exist
@@ -30,6 +30,8 @@ SOURCES: dict[str, frozenset[str]] = {
     "compare.env_missing": frozenset({"env.dump", "env.var"}),
     "compare.setting": frozenset(),
     "nccl.nic_usage": frozenset({"nccl.net"}),
+    "nvlink.platform": frozenset({"gpu.device", "gpu.summary", "nccltests.run", "nccltests.device", "gpu.nvlink_summary"}),
+    "nvlink.clique_split": frozenset({"nccl.mnnvl", "gpu.fabric"}),
 }
 
 

@@ -170,7 +170,7 @@ class PerftestResult(Fact):
     mtu: int | None = None
     gid_index: int | None = None
     bidirectional: bool = False
-    #: ``server`` when the output shows it waited for a client, ``client`` when it connected
+    #: ``server`` when the output shows it waited for a client to connect, else ''
     role: str = ""
     #: first error message (connection, QP, memory or CUDA failure); '' when none
     error: str = ""

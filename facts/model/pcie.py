@@ -54,7 +54,7 @@ class PcieDevice(Fact):
 
 class PcieLink(Fact):
     fact_type = "pcie.link"
-    doc = "PCIe link capability vs status of one device (LnkCap/LnkSta); downgraded when it trained below its capability."
+    doc = "PCIe link capability vs status of a device (LnkCap/LnkSta); downgraded when trained below capability."
     bdf: str
     kind: str = "other"
     port_type: str = ""

@@ -63,9 +63,10 @@ SAMPLE = """\
 /sys/class/infiniband/mlx5_5/ports/1/counters/port_xmit_wait:0
 """
 
-_PATH = r"(?:/sys)?[\w./-]*?/infiniband/(?P<dev>[^/\s:]+)/(?:ports/(?P<port>\d+)/)?(?P<attr>[\w./-]+)"
+_PATH = r"(?:/sys)?[\w./:-]*?/infiniband/(?P<dev>[^/\s:]+)/(?:ports/(?P<port>\d+)/)?(?P<attr>[\w./-]+)"
 _LINE = re.compile(r"^\s*" + _PATH + r":(?P<value>.*)$")
 _HEAD = re.compile(r"^\s*==>\s*" + _PATH + r"\s*<==\s*$")
+_CAT = re.compile(r"\bcat\s+" + _PATH + r"\s*$")
 
 #: counter file / perfquery name -> IbCounters field
 COUNTER_FIELDS = {
@@ -127,6 +128,10 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     counters: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
     devices: dict[str, tuple[int, dict[str, Any]]] = {}
     pending: tuple[int, re.Match[str]] | None = None
+    cat = _CAT.search(doc.command or "")
+    if cat and not any(c in cat.group(0) for c in "*?{["):
+        # ``cat /sys/class/infiniband/mlx5_0/ports/1/rate``: the output is the bare value
+        pending = (0, cat)
     for i, line in enumerate(doc.lines):
         if not line.strip():
             continue

@@ -50,6 +50,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -188,9 +189,8 @@ def parse_rate(text: str) -> tuple[float | None, str, str]:
     m = _RATE_TEXT.match(text)
     if not m:
         return None, "", ""
-    try:
-        rate = float(m.group(1))
-    except ValueError:
+    rate = float(m.group(1))
+    if not math.isfinite(rate):
         return None, "", ""
     return rate, m.group(2) or "", m.group(3) or ""
 
@@ -206,7 +206,7 @@ def ca_type_of(part: str) -> str:
 def emit_ports(ctx: ParseContext, tool: str, ports: list[dict[str, Any]],
                devices: dict[str, tuple[int, dict[str, Any]]] | None = None) -> None:
     """Add the ``ib.device`` facts, the ``ib.port`` facts (``_line`` = line index, ``_end``
-    optional; device attributes copied in) and one ``ib.summary``."""
+    optional; device attributes copied in) and, when there is a port, one ``ib.summary``."""
     devices = devices or {}
     for name, (index, fields) in devices.items():
         ctx.add(IbDevice, index, device=name, **fields)
@@ -223,7 +223,7 @@ def emit_ports(ctx: ParseContext, tool: str, ports: list[dict[str, Any]],
         if rate is not None and top is not None and fields.get("state") == "Active":
             fields["degraded"] = rate < top
         port_facts.append(ctx.add(IbPort, p["_line"], p.get("_end"), **fields))
-    if not port_facts and not devices:
+    if not port_facts:  # device-only listings (``ibstat -s``, sysfs fw_ver) say nothing about ports
         return
     names = {f.device for f in port_facts} | set(devices)
     first = min([p["_line"] for p in ports] + [d[0] for d in devices.values()])
@@ -360,7 +360,7 @@ def _port_field(port: dict[str, Any], key: str, value: str, ctx: ParseContext, i
     elif key == "rate":
         rate, width, speed = parse_rate(value)
         if rate is None:
-            ctx.warn(i, f"bad rate {value!r}")
+            ctx.warn(i, f"bad rate {value[:40]!r}")
         port["rate_gbps"] = rate
         if "FDR10" in value:
             port["speed"] = "FDR10"

@@ -93,7 +93,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         elif key == "rate":
             rate, width, speed = parse_rate(value)
             if rate is None:
-                ctx.warn(i, f"bad rate {value!r}")
+                ctx.warn(i, f"bad rate {value[:40]!r}")
             port.update(rate_gbps=rate, width=width, speed=speed)
         elif key == "base lid":
             port["lid"] = to_int(value)

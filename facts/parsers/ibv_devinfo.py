@@ -47,6 +47,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -198,9 +199,8 @@ def _port_field(port: dict[str, Any], key: str, value: str) -> None:
         m = _SPEED.match(value)
         if m:
             code = int(m.group(2)) if m.group(2) else None
-            try:
-                lane = float(m.group(1))
-            except ValueError:
+            lane = float(m.group(1))
+            if not math.isfinite(lane):
                 return
             port["_lane"] = lane
             if code in SPEED_ENUM:
@@ -216,7 +216,9 @@ def _rate(port: dict[str, Any]) -> None:
             lanes = int(width.rstrip("X"))
         except ValueError:
             return
-        port["rate_gbps"] = round(lanes * lane, 3)
+        rate = lanes * lane
+        if math.isfinite(rate):
+            port["rate_gbps"] = round(rate, 3)
 
 
 FORMATS = [

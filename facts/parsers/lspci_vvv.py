@@ -605,8 +605,8 @@ def _link(d: _Dev) -> dict:
         link_up is not False and cap_gts is not None and sta_gts is not None and sta_gts < cap_gts and smark != "ok")
     width_down = wmark == "downgraded" or (
         cap_w is not None and sta_w is not None and 0 < sta_w < cap_w and wmark != "ok")
-    return {"link_up": link_up, "cap_speed_gts": cap_gts, "cap_width": cap_w, "sta_speed_gts": sta_gts, "sta_width": sta_w,
-            "target_speed_gts": d.target, "downgraded": speed_down or width_down,
+    return {"link_up": link_up, "cap_speed_gts": cap_gts, "cap_width": cap_w, "sta_speed_gts": sta_gts,
+            "sta_width": sta_w, "target_speed_gts": d.target, "downgraded": speed_down or width_down,
             "speed_downgraded": speed_down, "width_downgraded": width_down, "lane_errors": d.lanes}
 
 

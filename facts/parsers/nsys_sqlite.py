@@ -265,12 +265,13 @@ def load_dump(doc: Document, ctx: ParseContext, deadline: _Deadline) -> sqlite3.
         try:
             conn.execute(stmt.rstrip().rstrip(";"))
             loaded += 1
-        except sqlite3.Warning:
-            # several statements on one line: run them one by one
-            ok, bad = _execute_many(conn, stmt)
-            loaded += ok
-            skipped += bad
         except (sqlite3.Error, OverflowError, ValueError) as exc:
+            if "one statement at a time" in str(exc):
+                # several statements on one line: run them one by one
+                ok, bad = _execute_many(conn, stmt)
+                loaded += ok
+                skipped += bad
+                continue
             if deadline.hit:
                 conn.close()
                 raise ParseError(f"loading the SQL took longer than {QUERY_SECONDS:.0f} s",

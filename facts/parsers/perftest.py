@@ -47,6 +47,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -222,10 +223,11 @@ def _row(ctx: ParseContext, run: _Run, i: int, tokens: list[str]) -> None:
             return
     row: dict[str, float] = {}
     for name, tok in zip(cols, tokens):
-        try:
-            row[name] = float(tok)
-        except ValueError:  # pragma: no cover - _NUMBER guarantees a float
+        value = float(tok)  # _NUMBER guarantees the syntax
+        if not math.isfinite(value):
+            ctx.warn(i, f"value out of range in results row: {tok[:40]!r}")
             return
+        row[name] = value
     run.rows.append((i, row))
     run.last = i
 

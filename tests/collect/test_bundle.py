@@ -185,3 +185,20 @@ def test_unknown_heavy_probe_is_a_usage_error(tmp_path: Path):
     proc = run_cli("collect", "--heavy", "perf-recrod", "-o", str(tmp_path / "x.tar.gz"))
     assert proc.returncode == 2 and "perf-record" in proc.stderr
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+def test_hung_nvidia_smi_is_killed_and_the_bundle_still_written(bindir: Path, tmp_path: Path):
+    make_tool(bindir, "nvidia-smi", "exec /bin/sleep 100000")
+    cat_tool(bindir, "lscpu", {"": FORMATS / "lscpu-x86-baremetal-hier.txt"})
+    out = tmp_path / "hung.tar.gz"
+    start = time.monotonic()
+    proc = run_cli("collect", "--timeout", "1", "-o", str(out), path=str(bindir))
+    assert time.monotonic() - start < 15
+    assert proc.returncode == 0, proc.stderr
+    with tarfile.open(out) as tar:
+        manifest = json.loads(next(tar.extractfile(m).read() for m in tar.getmembers()
+                                   if m.name.endswith("manifest.json")))
+    status = {p["name"]: (p["status"], p["reason"]) for p in manifest["probes"]}
+    assert status["nvidia-smi-topo"][0] == "timeout" and "killed after 1 s" in status["nvidia-smi-topo"][1]
+    assert {status[n][0] for n in ("nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-nvlink-status")} == {"skipped"}
+    assert status["lscpu"][0] == "ok"

@@ -117,3 +117,12 @@ def test_path_like_noise_never_raises(text):
         parse_text("ib-sysfs", "/sys/class/infiniband/mlx5_0/ports/1/" + text)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_single_cat_and_pci_device_path():
+    ctx = parse_text("ib-sysfs", "400 Gb/sec (4X NDR)\n", command="cat /sys/class/infiniband/mlx5_3/ports/1/rate")
+    [p] = of_type(ctx, "ib.port")
+    assert (p.device, p.port, p.rate_gbps, p.source.line) == ("mlx5_3", 1, 400.0, 1)
+    ctx = parse_text("ib-sysfs", "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband/mlx5_0/ports/1/"
+                                 "phys_state:5: LinkUp\n")
+    assert of_type(ctx, "ib.port")[0].phys_state == "LinkUp"

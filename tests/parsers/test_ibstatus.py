@@ -69,3 +69,10 @@ def test_cut_sample_never_raises(cut, tail):
         parse_text("ibstatus", SAMPLE[:cut] + tail)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_overflowing_rate_is_unknown_not_infinite():
+    ctx = parse_text("ibstatus", "Infiniband device 'mlx5_0' port 1 status:\n\tstate:\t\t 4: ACTIVE\n"
+                                 "\trate:\t\t " + "9" * 400 + " Gb/sec (4X NDR)\n")
+    [p] = of_type(ctx, "ib.port")
+    assert p.rate_gbps is None and ctx.warnings[0][1].startswith("bad rate")

@@ -266,6 +266,31 @@ def test_schema_dump_fixture():
     assert (s.gpu_idle_pct, s.host_bound_gap_pct, s.comm_pct, s.exposed_comm_pct) == (0.642, 0.592, 88.918, 88.918)
 
 
+def test_sqlite3_dump_of_an_export_gives_the_same_metrics():
+    conn = sqlite3.connect(":memory:")
+    build(conn, ranks=((4242, 0, "host_bound"),))
+    text = "\n".join(conn.iterdump())
+    assert text.startswith("BEGIN TRANSACTION;") and 'INSERT INTO "CUPTI_ACTIVITY_KIND_KERNEL"' in text
+    doc = Document.from_text(text, name="rank0.sql", command="sqlite3 rank0.sqlite .dump")
+    assert nsys_sqlite.sniff_dump(doc) >= 0.9
+    ctx = ParseContext(doc=doc, parser="nsys-sqlite-dump")
+    nsys_sqlite.parse_dump(doc, ctx)
+    assert ctx.warnings == []
+    [s] = stats(ctx)
+    assert (s.gpu_idle_pct, s.host_bound_gap_pct, s.exposed_comm_pct, s.iterations) == (15.556, 15.556, 13.333, 5)
+    [ref] = stats(run(conn.serialize()))
+    assert s.model_dump(exclude={"source"}) == ref.model_dump(exclude={"source"})
+
+
+def test_dump_with_several_statements_on_one_line():
+    text = nsys_sqlite.SAMPLE.replace(";\nCREATE", "; CREATE")
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc=doc, parser="nsys-sqlite-dump")
+    nsys_sqlite.parse_dump(doc, ctx)
+    [s] = stats(ctx)
+    assert (s.iterations, s.comm_pct) == (2, 34.0)
+
+
 def test_dump_skips_disallowed_statements(tmp_path):
     target = tmp_path / "x.db"
     text = (f"ATTACH DATABASE '{target}' AS x;\nCREATE TABLE x.t (a);\nPRAGMA writable_schema = ON;\n"

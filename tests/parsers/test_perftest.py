@@ -116,3 +116,9 @@ def test_cut_sample_never_raises(cut, tail):
         parse_text("perftest", text)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_overflowing_number_warns():
+    lines = (NET / "perftest-ib_read_bw-roce.txt").read_text().splitlines()
+    ctx = parse_text("perftest", "\n".join(lines[:-2] + [" 65536      1000             1e400             1.0\t\t   0.1"]))
+    assert ctx.facts[0].rows == 0 and "out of range" in ctx.warnings[0][1]

@@ -1,0 +1,51 @@
+"""`clusterdx check`: a readiness checklist per node or per fleet, with exit codes to gate on."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+
+
+class CheckFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+@app.command()
+def check(
+    paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). Several with --fleet: one per node."),
+    fleet: bool = typer.Option(False, "--fleet", help="Each PATH is one node; report counts per item."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 7 on warn or not-checked items."),
+    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", "-f"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration (mandatory items)."),
+    no_redact: bool = typer.Option(False, "--no-redact"),
+) -> None:
+    """Every known root cause, checked: fail, warn, pass, not checked or not applicable.
+
+    Exit codes: 0 every item passes or does not apply; 6 an item fails; 7 (with --strict) an
+    item is warned or not checked (only mandatory ones count as not checked when the site
+    declares mandatory items); 2 usage error; 3 the knowledge base has errors.
+    """
+    from clusterdx.engine.checkrun import run_check
+    from clusterdx.explainers import check_text
+
+    for p in paths or []:
+        if not p.exists():
+            raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
+    site = _site(config)
+    kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
+    report = run_check(kb, list(paths or []), fleet=fleet or len(paths or []) > 1, strict=strict, site=site,
+                       redact=not no_redact)
+    render = {"text": check_text.render_text, "json": check_text.render_json,
+              "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt.value]
+    _emit(render(report), output)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)

@@ -1,0 +1,63 @@
+"""`clusterdx fleet`: one bundle per node in, shared and local causes, outliers and drift out."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from clusterdx.cli import ExitStatus, OutputFormat, _emit, _fail, _load_kb, _site, app, kb_dirs
+
+
+@app.command()
+def fleet(
+    paths: List[Path] = typer.Argument(..., help="One bundle (folder or archive) per node, or one folder "
+                                                 "with a sub-folder or archive per node."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    timeout: float = typer.Option(300.0, "--timeout", min=1.0, help="Seconds one node may take before it is "
+                                                                     "reported as timed out."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every node and more evidence."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar, even on a terminal."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
+) -> None:
+    """Diagnose a fleet: causes shared by most nodes, causes local to a few, outliers and drift."""
+    import orjson
+
+    from clusterdx.engine.fleet import run_fleet
+
+    for p in paths:
+        if not p.exists():
+            raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
+    site = _site(config)
+    dirs = kb_dirs(None, site, prefer_checkout=False)
+    kb = _load_kb(dirs)
+    show_progress = sys.stderr.isatty() and not no_progress
+    if show_progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+        bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+        task = bar.add_task("diagnosing nodes", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        with bar:
+            report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,
+                               task_timeout=timeout, progress=progress)
+    else:
+        report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,
+                           task_timeout=timeout)
+    if fmt == OutputFormat.json:
+        text = orjson.dumps(report.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    else:
+        from clusterdx.explainers.fleet_text import render
+
+        text = render(report, verbose=verbose, color=output is None and sys.stdout.isatty())
+    _emit(text, output)

@@ -1,0 +1,67 @@
+"""`clusterdx triage`: a ticket's attachments in, a Markdown reply out."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+
+#: lines of the ticket description quoted at the top of the reply
+DESCRIPTION_LINES = 8
+_DESCRIPTION_NAME = re.compile(r"desc|ticket|issue|readme|summary|problem|notes|report|case", re.IGNORECASE)
+
+
+def description_lines(inputs: List[Any], redact: bool = True) -> List[str]:
+    """The first lines of the pasted description: an input no parser recognised, preferring one
+    whose name says so (description.txt, ticket.md). Empty when there is none."""
+    candidates = [i for i in inputs if i.status == "unrecognized" and i.side == "target"
+                  and not i.reason.startswith("binary")]
+    candidates.sort(key=lambda i: not _DESCRIPTION_NAME.search(Path(i.path.split("!/")[-1]).name))
+    if not candidates:
+        return []
+    chosen = candidates[0]
+    lines: List[str] = []
+    path = Path(chosen.path)
+    if "!/" not in chosen.path and "#" not in chosen.path and path.is_file() and path.stat().st_size < 1 << 20:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                lines.append(line.rstrip()[:300])
+            if len(lines) >= DESCRIPTION_LINES:
+                break
+    elif chosen.first_line:
+        lines = [chosen.first_line]
+    if redact:
+        from clusterdx.facts.redact import redact_text
+
+        lines = [redact_text(ln) for ln in lines]
+    return lines
+
+
+@app.command()
+def triage(
+    paths: List[Path] = typer.Argument(..., help="The ticket's attachments: files, folders, archives, "
+                                       "a pasted description."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the reply to this file."),
+    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
+                                                  help="A known-good bundle of the same job to compare with."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the reply."),
+    node: Optional[str] = typer.Option(None, "--node", help="Name of the node the attachments come from."),
+) -> None:
+    """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
+    from clusterdx.engine.diagnose import collect_paths, diagnose
+    from clusterdx.explainers.markdown import render
+
+    redact = not no_redact
+    for p in list(paths) + list(baseline or []):
+        if not p.exists():
+            raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
+    site = _site(None)
+    kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
+    target = collect_paths(paths, node=node, redact=redact)
+    base = collect_paths(baseline, redact=redact) if baseline else None
+    report = diagnose(target, base, kb=kb, redact=redact, site=site)
+    _emit(render(report, reply=True, ticket=description_lines(report.inputs, redact)), output)

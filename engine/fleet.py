@@ -1,0 +1,561 @@
+"""Many nodes at once: split the inputs into nodes, diagnose them in parallel, compare, merge.
+
+1. **Bundles.** Each path given is one node's bundle (a folder or an archive); a single folder
+   whose entries are sub-folders or archives (two or more) holds one bundle per entry, and loose
+   files beside them form one more bundle named after the folder (a job-wide log, say).
+2. **Nodes.** A bundle's facts are grouped by the node they are attributed to: the manifest's host,
+   the hostname prefix of NCCL log lines, the hosts of nccl-tests ``Using devices`` lines; facts
+   with only a rank (``srun --label`` prefixes, per-rank training logs) follow the host that rank
+   ran on when another fact of the bundle says so; facts with no attribution belong to the bundle's
+   own node (its name). One job-wide NCCL log therefore names its straggler. A node found in
+   several bundles is diagnosed once with the facts of all of them (when they add fact types its
+   own bundle lacks).
+3. **Diagnosis** runs in worker processes (``concurrent.futures.ProcessPoolExecutor``, ``jobs``
+   of them; the knowledge base is loaded and compiled once per worker by the pool initializer).
+   At most ``jobs`` tasks are in flight, so each task's start is known and a per-task timeout
+   holds: a task past its deadline is reported ``timeout`` and the pool is replaced. A worker that
+   dies (``BrokenProcessPool``) takes its in-flight tasks with it; they are re-run one at a time,
+   and the one that breaks a pool alone is reported ``crashed``. The other nodes always finish.
+4. **Across nodes**: outliers (:mod:`clusterdx.engine.outliers`) and configuration drift
+   (:mod:`clusterdx.engine.drift`) become ``fleet.outlier`` / ``fleet.drift`` facts, and every node
+   they name is diagnosed again with them, so rules weigh them with the node's own evidence.
+5. **Merge**: each cause with the nodes it was found on; ``cluster-wide`` when on at least
+   :data:`CLUSTER_WIDE_SHARE` of the diagnosed nodes (a setting missing everywhere), ``local``
+   otherwise (named nodes).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+import traceback
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from clusterdx.engine import drift as drift_mod
+from clusterdx.engine import outliers as outliers_mod
+from clusterdx.engine.fleet_report import (
+    DriftNode, DriftOut, FleetHypothesis, FleetNode, FleetReport, FleetSummary, NodeEvidence, NodeHypothesis,
+    NodeInput, OutlierOut, RemediationRef,
+)
+from clusterdx.facts.base import Fact
+
+#: a cause found on at least this share of the diagnosed nodes is cluster-wide
+CLUSTER_WIDE_SHARE = 0.5
+#: seconds one node may take (ingestion and diagnosis) before it is reported as timed out
+DEFAULT_TASK_TIMEOUT = 300.0
+#: extra time the first tasks of a fresh pool get while workers start and load the knowledge base
+STARTUP_GRACE = 60.0
+#: node names that mean "not attributed" (ingest's default, a Document's default)
+UNATTRIBUTED = frozenset({"", "node", "unknown"})
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz", ".gz")
+#: evidence messages kept per node and cause
+EVIDENCE_PER_NODE = 2
+
+Progress = Callable[[int, int], None]
+
+
+# -- bundles --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    paths: tuple[str, ...]
+
+
+def _bundle_name(p: Path) -> str:
+    name = p.name
+    for suf in ARCHIVE_SUFFIXES:
+        if name.endswith(suf) and len(name) > len(suf):
+            return name[: -len(suf)]
+    return name or str(p)
+
+
+def _is_archive(p: Path) -> bool:
+    return p.is_file() and p.name.endswith(ARCHIVE_SUFFIXES) and not p.name.endswith(".log.gz")
+
+
+def split_bundles(paths: Sequence[str | Path]) -> list[Bundle]:
+    """One bundle per path; a single folder of sub-folders or archives, one bundle per entry."""
+    given = [Path(p) for p in paths]
+    if len(given) == 1 and given[0].is_dir():
+        root = given[0]
+        entries = sorted(e for e in root.iterdir() if not e.name.startswith((".", "__MACOSX")))
+        units = [e for e in entries if e.is_dir() or _is_archive(e)]
+        loose = [e for e in entries if e not in units]
+        if len(units) >= 2:
+            out = [Bundle(_bundle_name(e), (str(e),)) for e in units]
+            if loose:
+                out.append(Bundle(_bundle_name(root), tuple(str(e) for e in loose)))
+            return _unique(out)
+    return _unique([Bundle(_bundle_name(p), (str(p),)) for p in given])
+
+
+def _unique(bundles: list[Bundle]) -> list[Bundle]:
+    seen: dict[str, int] = {}
+    out = []
+    for b in bundles:
+        n = seen.get(b.name, 0)
+        seen[b.name] = n + 1
+        out.append(b if n == 0 else Bundle(f"{b.name}#{n + 1}", b.paths))
+    return out
+
+
+# -- one task, run in a worker ---------------------------------------------------------------------
+
+
+@dataclass
+class Task:
+    index: int
+    #: bundles to ingest; facts of each are grouped by node with the bundle name as home
+    sources: tuple[Bundle, ...]
+    #: keep only this node (a merge or a re-run); None: every node found
+    only: str | None = None
+    #: fleet facts to add, per node
+    extra: dict[str, list[Fact]] = field(default_factory=dict)
+
+
+@dataclass
+class NodeResult:
+    node: str
+    sources: tuple[Bundle, ...]
+    status: str
+    #: True when the node is the bundle's own (its name or its manifest host), False when it was
+    #: split off by attribution (another host of a job-wide log)
+    home: bool = True
+    error: str = ""
+    inputs: list[NodeInput] = field(default_factory=list)
+    facts: int = 0
+    fact_types: frozenset[str] = frozenset()
+    hypotheses: list[NodeHypothesis] = field(default_factory=list)
+    gap: Any = None
+    metrics: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool) -> None:
+    """Pool initializer: load and compile the knowledge base once per worker process."""
+    from clusterdx.engine.diagnose import engine_for
+    from clusterdx.engine.kb import load_kb
+    from clusterdx.engine.site import SiteConfig
+
+    key = tuple(kb_dirs or ())
+    kb = _STATE.get("kb") if _STATE.get("kb_key") == key else None  # inherited from the parent (fork)
+    if kb is None:
+        kb = load_kb([Path(d) for d in kb_dirs] if kb_dirs else None)
+    site = site or SiteConfig()
+    engine_for(kb, site)
+    _STATE.update(kb=kb, kb_key=key, site=site, redact=redact)
+
+
+def _ingest_bundle(bundle: Bundle, redact: bool) -> Any:
+    from clusterdx.facts.ingest import ingest
+
+    return ingest(list(bundle.paths), redact=redact)
+
+
+def group_facts(facts: Sequence[Fact], home: str) -> dict[str, list[Fact]]:
+    """Facts by node: their own attribution, the host their rank ran on, else ``home``."""
+    rank_host: dict[int, str] = {}
+    for f in facts:
+        r = getattr(f, "rank", None)
+        if r is not None and f.node not in UNATTRIBUTED:
+            rank_host.setdefault(r, f.node)
+    groups: dict[str, list[Fact]] = {}
+    for f in facts:
+        node = f.node
+        if node in UNATTRIBUTED:
+            r = getattr(f, "rank", None)
+            node = rank_host.get(r, home) if r is not None else home
+            f = f.model_copy(update={"node": node})
+        groups.setdefault(node, []).append(f)
+    return groups
+
+
+def _home_of(groups: dict[str, list[Fact]], inputs: Sequence[Any], name: str) -> str:
+    """The bundle's own node: its manifest host (the node of most input records), else its name."""
+    counts: dict[str, int] = {}
+    for rec in inputs:
+        if rec.node not in UNATTRIBUTED:
+            counts[rec.node] = counts.get(rec.node, 0) + 1
+    if counts:
+        return max(sorted(counts), key=lambda n: counts[n])
+    return name
+
+
+def _input_out(rec: Any) -> NodeInput:
+    return NodeInput(path=rec.path, format=rec.format, status=rec.status, reason=rec.reason, facts=rec.facts)
+
+
+def _run_task(task: Task) -> list[NodeResult]:
+    """Ingest the task's bundles, group by node, diagnose each node; never raises."""
+    from clusterdx.engine.diagnose import Collected, diagnose
+
+    kb, site, redact = _STATE["kb"], _STATE["site"], _STATE["redact"]
+    start = time.perf_counter()
+    facts_by_node: dict[str, list[Fact]] = {}
+    inputs_by_node: dict[str, list[Any]] = {}
+    sources_by_node: dict[str, list[Bundle]] = {}
+    home_nodes: set[str] = set()
+    for bundle in task.sources:
+        res = _ingest_bundle(bundle, redact)
+        groups = group_facts(res.facts, bundle.name)
+        home = _home_of(groups, res.inputs, bundle.name)
+        if home != bundle.name and bundle.name in groups:  # unattributed facts of a bundle with a manifest
+            groups.setdefault(home, []).extend(f.model_copy(update={"node": home}) for f in groups.pop(bundle.name))
+        home_nodes.add(home)
+        by_input: dict[str, set[str]] = {}
+        for node, fs in groups.items():
+            for f in fs:
+                by_input.setdefault(f.source.input, set()).add(node)
+        for rec in res.inputs:
+            owners = by_input.get(rec.path) or {home}
+            for node in owners:
+                inputs_by_node.setdefault(node, []).append(rec)
+        groups.setdefault(home, [])
+        for node, fs in groups.items():
+            if task.only is not None and node != task.only:
+                continue
+            facts_by_node.setdefault(node, []).extend(fs)
+            srcs = sources_by_node.setdefault(node, [])
+            if bundle not in srcs:
+                srcs.append(bundle)
+    out: list[NodeResult] = []
+    ingest_s = time.perf_counter() - start
+    for node in sorted(facts_by_node):
+        t0 = time.perf_counter()
+        facts = facts_by_node[node]
+        records = inputs_by_node.get(node, [])
+        result = NodeResult(node=node, sources=tuple(sources_by_node[node]), status="ok",
+                            home=node in home_nodes, inputs=[_input_out(r) for r in records], facts=len(facts),
+                            fact_types=frozenset(f.fact_type for f in facts))
+        failed_inputs = [r for r in records if r.status == "error"]
+        if not facts:
+            result.status = "failed"
+            reasons = "; ".join(f"{r.path}: {r.reason}" for r in failed_inputs[:3])
+            result.error = "no input yielded facts" + (f" ({reasons})" if reasons else "")
+        else:
+            if failed_inputs:
+                result.status = "partial"
+                result.error = "; ".join(f"{r.path}: {r.reason}" for r in failed_inputs[:3])
+            try:
+                extra = list(task.extra.get(node, []))
+                report = diagnose(Collected(records, facts + extra, [b.name for b in result.sources]),
+                                  kb=kb, site=site, redact=redact)
+                result.hypotheses = [NodeHypothesis(
+                    id=h.id, title=h.title, layer=h.layer, confidence=h.confidence, impact_pct=h.impact_pct,
+                    evidence=[e.message for e in h.evidence[:EVIDENCE_PER_NODE]]) for h in report.hypotheses]
+                result.gap = report.gap
+                result.metrics = outliers_mod.node_metrics(facts)
+                result.config = drift_mod.node_config(facts)
+            except Exception as exc:  # one node's failure is reported, never the fleet's
+                result.status = "failed"
+                result.error = f"diagnosis failed: {type(exc).__name__}: {exc}"
+                result.hypotheses = []
+                tb = traceback.format_exc(limit=3).strip().splitlines()
+                result.error += f" ({tb[-2].strip() if len(tb) > 1 else ''})"
+        result.seconds = round(time.perf_counter() - t0 + ingest_s / max(1, len(facts_by_node)), 3)
+        out.append(result)
+    return out
+
+
+def _worker_entry(task: Task) -> list[NodeResult]:
+    return _run_task(task)
+
+
+# -- the pool -------------------------------------------------------------------------------------
+
+
+def _failed_results(task: Task, status: str, error: str) -> list[NodeResult]:
+    name = task.only or (task.sources[0].name if task.sources else "?")
+    return [NodeResult(node=name, sources=task.sources, status=status, error=error)]
+
+
+def _mp_context() -> Any:
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    # fork: workers inherit the parent's loaded knowledge base and start in milliseconds
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+class Runner:
+    """Runs tasks in ``jobs`` worker processes (in this process when ``jobs`` is 1)."""
+
+    def __init__(self, jobs: int, kb: Any, kb_dirs: list[str] | None, site: Any, redact: bool,
+                 task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None):
+        self.jobs = max(1, jobs)
+        self.kb_dirs = kb_dirs
+        self.site = site
+        self.redact = redact
+        self.task_timeout = task_timeout
+        self.progress = progress
+        self.done = 0
+        self.total = 0
+        self.warnings: list[str] = []
+        self._pool: ProcessPoolExecutor | None = None
+        self._fresh = True
+        self._ready = False
+        _STATE.update(kb=kb, kb_key=tuple(kb_dirs or ()))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def run(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
+        self.total += len(tasks)
+        if self.jobs == 1:
+            return self._run_here(tasks)
+        return self._run_pool(tasks)
+
+    def _run_here(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
+        if not self._ready:
+            _init_worker(self.kb_dirs, self.site, self.redact)
+            self._ready = True
+        out: dict[int, list[NodeResult]] = {}
+        for t in tasks:
+            try:
+                out[t.index] = _run_task(t)
+            except Exception as exc:
+                out[t.index] = _failed_results(t, "failed", f"{type(exc).__name__}: {exc}")
+            self._tick()
+        return out
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_mp_context(),
+                                             initializer=_init_worker,
+                                             initargs=(self.kb_dirs, self.site, self.redact))
+            self._fresh = True
+        return self._pool
+
+    def _discard_pool(self, kill: bool) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kill:
+            for proc in list(getattr(pool, "_processes", {}).values()):  # no public API to stop a hung task
+                try:
+                    proc.kill()
+                except Exception:
+                    pass
+        pool.shutdown(wait=kill, cancel_futures=True)
+
+    def _run_pool(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
+        out: dict[int, list[NodeResult]] = {}
+        pending: deque[Task] = deque(tasks)
+        suspects: deque[Task] = deque()
+        inflight: dict[Future, tuple[Task, float, bool]] = {}
+        while pending or suspects or inflight:
+            solo_running = any(solo for _, _, solo in inflight.values())
+            if not solo_running:
+                pool = self._new_pool()
+                grace = STARTUP_GRACE if self._fresh else 0.0
+                if suspects and not inflight:
+                    t = suspects.popleft()
+                    inflight[pool.submit(_worker_entry, t)] = (t, time.monotonic() + self.task_timeout + grace, True)
+                elif not suspects:
+                    while pending and len(inflight) < self.jobs:
+                        t = pending.popleft()
+                        inflight[pool.submit(_worker_entry, t)] = (t, time.monotonic() + self.task_timeout + grace,
+                                                                   False)
+            if not inflight:
+                continue
+            wait_s = max(0.0, min(d for _, d, _ in inflight.values()) - time.monotonic())
+            done, _ = wait(list(inflight), timeout=wait_s, return_when=FIRST_COMPLETED)
+            broken = False
+            for fut in done:
+                t, _, solo = inflight.pop(fut)
+                try:
+                    out[t.index] = fut.result()
+                    self._fresh = False
+                except BrokenProcessPool:
+                    broken = True
+                    if solo:
+                        out[t.index] = _failed_results(t, "crashed", "the worker process died while diagnosing "
+                                                                     "this bundle (it broke the pool on its own)")
+                        self.warnings.append(f"worker crashed on {', '.join(b.name for b in t.sources)}")
+                    else:
+                        suspects.append(t)
+                        continue
+                except Exception as exc:
+                    out[t.index] = _failed_results(t, "failed", f"{type(exc).__name__}: {exc}")
+                self._tick()
+            if broken:
+                for fut, (t, _, solo) in list(inflight.items()):
+                    suspects.append(t)
+                inflight.clear()
+                self._discard_pool(kill=True)
+                continue
+            now = time.monotonic()
+            expired = [fut for fut, (_, d, _) in inflight.items() if d <= now and not fut.done()]
+            if expired:
+                for fut in expired:
+                    t, _, _ = inflight.pop(fut)
+                    out[t.index] = _failed_results(t, "timeout", f"no result within {self.task_timeout:g} s")
+                    self.warnings.append(f"timed out on {', '.join(b.name for b in t.sources)}")
+                    self._tick()
+                for fut, (t, _, _) in list(inflight.items()):
+                    pending.appendleft(t)
+                inflight.clear()
+                self._discard_pool(kill=True)
+        return out
+
+
+# -- the fleet ------------------------------------------------------------------------------------
+
+
+def _collect(results: dict[int, list[NodeResult]]) -> tuple[dict[str, NodeResult], dict[str, list[NodeResult]]]:
+    nodes: dict[str, NodeResult] = {}
+    foreign: dict[str, list[NodeResult]] = {}
+    for idx in sorted(results):
+        for r in results[idx]:
+            if r.home and r.node not in nodes:
+                nodes[r.node] = r
+            else:
+                foreign.setdefault(r.node, []).append(r)
+    return nodes, foreign
+
+
+def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResult]], start: int) -> list[Task]:
+    """Tasks for nodes whose facts are spread over several bundles."""
+    tasks: list[Task] = []
+    for node in sorted(foreign):
+        parts = foreign[node]
+        own = nodes.get(node)
+        if own is None and len(parts) == 1:
+            nodes[node] = parts[0]
+            continue
+        if own is not None:
+            new_types = frozenset().union(*(p.fact_types for p in parts)) - own.fact_types
+            if not new_types and not any(p.home for p in parts):
+                continue  # the other bundles only repeat what the node's own bundle shows
+            base = list(own.sources)
+        else:
+            base = []
+        for p in parts:
+            base += [b for b in p.sources if b not in base]
+        tasks.append(Task(start + len(tasks), tuple(base), only=node))
+    return tasks
+
+
+def _hypotheses(kb: Any, nodes: list[NodeResult]) -> list[FleetHypothesis]:
+    diagnosed = [n for n in nodes if n.status in ("ok", "partial")]
+    found: dict[str, list[tuple[NodeResult, NodeHypothesis]]] = {}
+    for n in diagnosed:
+        for h in n.hypotheses:
+            found.setdefault(h.id, []).append((n, h))
+    out: list[FleetHypothesis] = []
+    total = max(1, len(diagnosed))
+    for cid, hits in found.items():
+        share = len(hits) / total
+        confs = [h.confidence for _, h in hits]
+        impacts = [h.impact_pct for _, h in hits]
+        node = kb.nodes.get(cid) if kb is not None else None
+        rems = []
+        if node is not None:
+            rems = [RemediationRef(id=r, title=kb.remediations[r].title) for r in node.remediations
+                    if r in kb.remediations]
+        evidence = [NodeEvidence(node=n.node, message=m) for n, h in hits[:3] for m in h.evidence[:1]]
+        first = hits[0][1]
+        out.append(FleetHypothesis(
+            id=cid, title=first.title, layer=first.layer,
+            extent="cluster-wide" if share >= CLUSTER_WIDE_SHARE and (len(hits) >= 2 or total == 1) else "local",
+            nodes=sorted(n.node for n, _ in hits), node_count=len(hits), share=round(share, 4),
+            confidence_max=round(max(confs), 4), confidence_median=round(statistics.median(confs), 4),
+            impact_pct_median=round(statistics.median(impacts), 2), evidence=evidence, remediation=rems))
+    out.sort(key=lambda h: (h.extent != "cluster-wide", -h.node_count * h.impact_pct_median if h.extent ==
+                            "cluster-wide" else -h.impact_pct_median * h.confidence_max, h.id))
+    return out
+
+
+def _node_out(r: NodeResult, n_out: int, n_drift: int) -> FleetNode:
+    return FleetNode(name=r.node, bundles=[b.name for b in r.sources], status=r.status, error=r.error,
+                     inputs=r.inputs, facts=r.facts, hypotheses=r.hypotheses, gap=r.gap, outliers=n_out,
+                     drift=n_drift, seconds=r.seconds)
+
+
+def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any = None,
+              kb_dirs: Sequence[str | Path] | None = None, site: Any = None, redact: bool = True,
+              task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None) -> FleetReport:
+    """Diagnose every node under ``paths`` and merge; see the module docstring."""
+    from clusterdx import __version__
+    from clusterdx.engine.kb import load_kb
+    from clusterdx.engine.report import ToolInfo
+    from clusterdx.engine.site import SiteConfig
+
+    started = time.perf_counter()
+    dirs = [str(d) for d in kb_dirs] if kb_dirs else None
+    kb = kb or load_kb([Path(d) for d in dirs] if dirs else None)
+    site = site or SiteConfig()
+    bundles = split_bundles(paths)
+    jobs = max(1, min(jobs or (os.cpu_count() or 1), len(bundles) or 1))
+    runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress)
+    try:
+        results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)])
+        nodes, foreign = _collect(results)
+        merges = _merge_tasks(nodes, foreign, len(bundles))
+        if merges:
+            for idx, rs in runner.run(merges).items():
+                for r in rs:
+                    nodes[r.node] = r
+        live = {n: r for n, r in nodes.items() if r.status in ("ok", "partial")}
+        outliers = outliers_mod.find_outliers({n: r.metrics for n, r in live.items()})
+        drifts = drift_mod.find_drift({n: r.config for n, r in live.items()})
+        extra: dict[str, list[Fact]] = {}
+        for d in (outliers_mod.outlier_facts(outliers), drift_mod.drift_facts(drifts)):
+            for n, fs in d.items():
+                extra.setdefault(n, []).extend(fs)
+        reruns = [Task(10_000_000 + i, nodes[n].sources, only=n, extra={n: fs})
+                  for i, (n, fs) in enumerate(sorted(extra.items())) if n in live]
+        if reruns:
+            for rs in runner.run(reruns).values():
+                for r in rs:
+                    if r.status in ("ok", "partial"):
+                        nodes[r.node] = r
+        warnings = list(runner.warnings)
+    finally:
+        runner.close()
+    n_out: dict[str, int] = {}
+    for o in outliers:
+        n_out[o.node] = n_out.get(o.node, 0) + 1
+    n_drift: dict[str, int] = {}
+    for d in drifts:
+        for node, _, _ in d.differing:
+            n_drift[node] = n_drift.get(node, 0) + 1
+    ordered = [nodes[n] for n in sorted(nodes)]
+    diagnosed = sum(1 for r in ordered if r.status in ("ok", "partial"))
+    return FleetReport(
+        tool=ToolInfo(version=__version__, kb_rules=len(kb.rules),
+                      kb_causes=sum(1 for n in kb.nodes.values() if n.kind == "root_cause")),
+        target=[str(p) for p in paths],
+        summary=FleetSummary(nodes=len(ordered), diagnosed=diagnosed, failed=len(ordered) - diagnosed, jobs=jobs,
+                             seconds=round(time.perf_counter() - started, 2)),
+        nodes=[_node_out(r, n_out.get(r.node, 0), n_drift.get(r.node, 0)) for r in ordered],
+        hypotheses=_hypotheses(kb, ordered),
+        outliers=[OutlierOut(node=o.node, metric=o.metric, key=o.key, value=o.value, median=o.median, mad=o.mad,
+                             score=o.score, direction=o.direction, deviation_pct=o.deviation_pct, peers=o.peers,
+                             unit=o.unit, source=o.source) for o in outliers],
+        drift=[DriftOut(what=d.what, category=d.category, majority_value=d.majority_value,
+                        majority_nodes=d.majority_nodes, nodes_total=d.nodes_total,
+                        differing=[DriftNode(node=n, value=v, source=s) for n, v, s in d.differing])
+               for d in drifts],
+        warnings=warnings,
+        redacted=redact,
+    )

@@ -1,0 +1,68 @@
+"""The checklist as a compact terminal table, a Markdown table, or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+MARK = {"fail": "FAIL", "warn": "WARN", "pass": "pass", "not checked": "----", "not applicable": "n/a"}
+
+
+def render_text(report: Any, **_: Any) -> str:
+    lines = [f"clusterdx check ({', '.join(report.nodes) or 'this node'})"]
+    layer = None
+    for it in report.items:
+        if it.layer != layer:
+            layer = it.layer
+            lines.append(f"\n[{layer}]")
+        seed = f" [{','.join(it.seed)}]" if it.seed else ""
+        star = "*" if it.mandatory else " "
+        counts = ""
+        if it.counts:
+            counts = "  (" + ", ".join(f"{k} {v}" for k, v in it.counts.items() if v) + ")"
+            if it.failing_nodes:
+                counts += f" failing: {', '.join(it.failing_nodes[:8])}"
+        lines.append(f" {MARK[it.status]:<5}{star}{it.cause:<46}{seed:<8} {it.reason}{counts}")
+    c = report.coverage
+    lines.append(f"\ncoverage: {c.checked} of {c.applicable} applicable items checked"
+                 + (f"; mandatory {c.mandatory_checked}/{c.mandatory}" if c.mandatory else ""))
+    lines.append(f"exit code {report.exit_code} (0 ok, 6 a fail, 7 warn/not checked with --strict)")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: Any, **_: Any) -> str:
+    return orjson.dumps(report.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+
+
+def render_markdown(report: Any, **_: Any) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    out = [f"# Readiness checklist ({cell(', '.join(report.nodes) or 'this node')})", "",
+           "| status | root cause | layer | seed | reason |", "| --- | --- | --- | --- | --- |"]
+    for it in report.items:
+        reason = it.reason + (f" (failing: {', '.join(it.failing_nodes)})" if it.failing_nodes else "")
+        out.append(f"| {MARK[it.status]} | `{it.cause}`{' (mandatory)' if it.mandatory else ''} | {it.layer} | "
+                   f"{', '.join(it.seed)} | {cell(reason)} |")
+    c = report.coverage
+    out += ["", f"Coverage: {c.checked} of {c.applicable} applicable items checked."]
+    return "\n".join(out) + "\n"
+
+
+def render_html(report: Any, **_: Any) -> str:
+    import html
+
+    rows = []
+    for it in report.items:
+        rows.append(f"<tr class='{it.status.replace(' ', '-')}'><td>{html.escape(MARK[it.status])}</td>"
+                    f"<td><code>{html.escape(it.cause)}</code></td><td>{html.escape(it.layer)}</td>"
+                    f"<td>{html.escape(', '.join(it.seed))}</td><td>{html.escape(it.reason)}</td></tr>")
+    c = report.coverage
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>clusterdx check</title><style>"
+            "body{font-family:sans-serif;margin:2em}td,th{padding:4px 8px;border-bottom:1px solid #ddd}"
+            ".fail{background:#fdd}.warn{background:#ffe9a8}.pass{background:#dfd}</style></head><body>"
+            f"<h1>Readiness checklist</h1><p>{html.escape(', '.join(report.nodes))}</p><table>"
+            "<tr><th>status</th><th>root cause</th><th>layer</th><th>seed</th><th>reason</th></tr>"
+            + "".join(rows) + f"</table><p>Coverage: {c.checked} of {c.applicable} applicable items checked.</p>"
+            "</body></html>\n")

@@ -2,8 +2,8 @@
 
 Statuses, from the same evidence and ranking ``diagnose`` uses:
 
-- **fail**: the cause is confirmed: evidence directly on it and confidence at or above
-  ``CHECK_FAIL``;
+- **fail**: the cause is confirmed: a strong or decisive rule points at it directly, or direct
+  evidence lifts its confidence to ``CHECK_FAIL``;
 - **warn**: evidence supports it, short of confirmation;
 - **pass**: a rule that rules it out fired (refuting evidence on the cause itself, or on a
   mechanism or observable it strongly produces) and nothing supports it. Absence of evidence is
@@ -75,12 +75,14 @@ def build(kb: KnowledgeBase, report: Any, facts: Sequence[Any], mandatory: Seque
     items: list[Item] = []
     for node in sorted((n for n in kb.nodes.values() if n.kind == "root_cause"), key=lambda n: (n.layer or "", n.id)):
         reach = kb.graph.attenuation.get(node.id, {})
-        supports, refutes = [], []
+        supports, refutes, firm = [], [], []
         for rid in fired:
             for e in kb.rules[rid].evidence:
                 att = 1.0 if e.node == node.id else reach.get(e.node, 0.0)
                 if e.effect == "supports" and e.node == node.id:
                     supports.append(rid)
+                    if e.strength in ("strong", "decisive"):
+                        firm.append(rid)
                 elif e.effect == "refutes" and att >= PREDICTS:
                     refutes.append(rid)
         h = by_id.get(node.id)
@@ -90,7 +92,7 @@ def build(kb: KnowledgeBase, report: Any, facts: Sequence[Any], mandatory: Seque
         na = _not_applicable(node.applies_to, facts)
         item = Item(node.id, node.title, node.layer or "", list(node.seed), "not checked", "",
                     h.confidence if h else None, sorted(set(supports)), missing, probes, node.id in mandatory)
-        if h is not None and supports and h.confidence >= CHECK_FAIL:
+        if h is not None and supports and (firm or h.confidence >= CHECK_FAIL):
             item.status, item.reason = "fail", f"confirmed (confidence {h.confidence:.2f}) by {', '.join(sorted(set(supports)) or [e.rule for e in h.evidence])}"
         elif h is not None and (supports or h.confidence >= WARN_MIN):
             item.status, item.reason = "warn", f"suspected (confidence {h.confidence:.2f})"

@@ -111,8 +111,6 @@ def node_config(facts: Sequence[Fact]) -> NodeConfig:
             if f.name.startswith("NCCL_") and not f.redacted:
                 env.setdefault(f.name, (f.value, str(f.source)))
         env.setdefault("", ("", ""))  # marks a complete environment: unset names mean unset
-    elif get("nccl.env", []):
-        env.setdefault("", ("", ""))
     for name, (value, src) in env.items():
         out[NCCL_ENV_PREFIX + name if name else NCCL_ENV_PREFIX.strip()] = (value, src)
     return out

@@ -71,10 +71,12 @@ def svg_graph(g: nx.DiGraph, titles: dict[str, str], focus: str | None, path: Se
             pos[n] = (PAD + d * (NODE_W + COL_GAP), PAD + offset + i * (NODE_H + ROW_GAP))
     on_path = set(zip(path, path[1:]))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" font-family="Helvetica,Arial,sans-serif" font-size="11">',
+             f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
+             'font-family="Helvetica,Arial,sans-serif" font-size="11">',
              "<title>Causal path of the leading hypothesis</title>",
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" '
-             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#475569"/></marker></defs>']
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" '
+             'markerWidth="10" markerHeight="10" orient="auto-start-reverse">'
+             '<path d="M0,0 L10,5 L0,10 z" fill="#475569"/></marker></defs>']
     for a, b in sorted(g.edges()):
         (ax, ay), (bx, by) = pos[a], pos[b]
         x1, y1, x2, y2 = ax + NODE_W, ay + NODE_H / 2, bx, by + NODE_H / 2

@@ -80,7 +80,7 @@ def collect(options: CollectOptions | None = None) -> Collection:
         raise ValueError(f"unknown heavy probe(s): {', '.join(unknown)}; known: {', '.join(heavy.HEAVY)}")
     started = time.time()
     t0 = time.monotonic()
-    probes: list[Probe] = list(catalogue.DEFAULT_PROBES if opts.probes is None else opts.probes)
+    probes: list[Probe] = list(catalogue.default_probes() if opts.probes is None else opts.probes)
     for pid in opts.pids:
         probes.extend(process.pid_probes(pid))
     results = runner.run_all(probes, timeout_s=opts.timeout_s)

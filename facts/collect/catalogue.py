@@ -7,6 +7,9 @@ KB at run time: KB probes that cannot be collected by a plain snapshot say why
 (:data:`NOT_SNAPSHOT`), and one that has no collector at all is reported in the manifest (and
 fails a test), so a new KB probe cannot be forgotten here.
 
+KB probes with a plain command that no entry binds are collected as they are
+(:func:`derived_probes`).
+
 The other probes collect what the KB's future rules will want from the same snapshot (GPU and
 InfiniBand inventories, PCIe, kernel modules, THP), kept raw so an old bundle can be
 re-diagnosed by a newer KB.
@@ -18,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from clusterdx.facts.collect import view
@@ -59,13 +63,17 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
     Probe("env", argv=("env",), format="env", kb_probe="env-host", redact="env", keep_env=True),
     # -- GPUs
     Probe("nvidia-smi-topo", argv=("nvidia-smi", "topo", "-m"), format="nvidia-smi-topo", kb_probe="nvidia-smi-topo"),
-    Probe("nvidia-smi-q", argv=("nvidia-smi", "-q"), format="nvidia-smi-q"),
-    Probe("nvidia-smi-q-xml", argv=("nvidia-smi", "-q", "-x"), format="nvidia-smi-q-xml", suffix=".xml"),
-    Probe("nvidia-smi-nvlink-status", argv=("nvidia-smi", "nvlink", "-s"), format="nvidia-smi-nvlink-status"),
+    Probe("nvidia-smi-q", argv=("nvidia-smi", "-q"), format="nvidia-smi-q", kb_probe="nvidia-smi-q"),
+    Probe("nvidia-smi-q-xml", argv=("nvidia-smi", "-q", "-x"), format="nvidia-smi-q-xml", suffix=".xml",
+          kb_probe="nvidia-smi-q-xml"),
+    Probe("nvidia-smi-nvlink-status", argv=("nvidia-smi", "nvlink", "-s"), format="nvidia-smi-nvlink-status",
+          kb_probe="nvidia-smi-nvlink-status"),
+    Probe("nvidia-smi-nvlink-errors", argv=("nvidia-smi", "nvlink", "-e"), format="nvidia-smi-nvlink-errors",
+          kb_probe="nvidia-smi-nvlink-errors"),
     Probe("nvidia-smi-query-gpu", argv=("nvidia-smi", "--query-gpu=index,pci.bus_id,fabric.state,fabric.status,"
                                         "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                                         "pcie.link.width.max,pstate", "--format=csv"),
-          format="nvidia-smi-query-gpu"),
+          format="nvidia-smi-query-gpu", kb_probe="nvidia-smi-fabric-query"),
     # -- InfiniBand / RoCE, PCIe
     Probe("ibstat", argv=("ibstat",), format="ibstat"),
     Probe("ibv-devinfo", argv=("ibv_devinfo", "-v"), format="ibv_devinfo"),
@@ -73,7 +81,8 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
     Probe("infiniband-ports", files=tuple(f"/sys/class/infiniband/*/ports/*/{k}"
                                           for k in ("state", "rate", "phys_state", "link_layer", "counters/*")),
           format="ib-sysfs"),
-    Probe("lspci-vvv", argv=("lspci", "-vvv"), format="lspci-vvv", timeout_s=20.0),
+    # the KB's lspci-vvv probe asks for root (capabilities); without root the link status is still there
+    Probe("lspci-vvv", argv=("lspci", "-vvv"), format="lspci-vvv", kb_probe="lspci-vvv", timeout_s=20.0),
     # -- what this process (and a container) sees
     Probe("dev-infiniband", internal=view.dev_infiniband, cmd="clusterdx: list /dev/infiniband"),
     Probe("dev-shm", internal=view.dev_shm, cmd="clusterdx: statvfs /dev/shm"),
@@ -114,6 +123,34 @@ def snapshot_kb_probes(folder: Path | None = None) -> dict[str, dict]:
         if data.get("needs_root") is False and data.get("disturbs_workload") is False:
             out[str(data["id"])] = data
     return out
+
+
+_SHELL = re.compile(r"[|;&<>$`\\'\"*?(){}\[\]]")
+
+
+def derived_probes(bound: tuple[Probe, ...] = DEFAULT_PROBES, folder: Path | None = None) -> tuple[Probe, ...]:
+    """Probes made from KB probes that no entry above binds and whose command is one plain
+    command (no shell syntax, no ``<placeholder>``, no sudo) read by a known parser: a new KB probe
+    such as ``nvidia-smi nvlink -e`` is collected without a change here."""
+    from clusterdx.facts.formats import all_formats
+
+    taken = {p.kb_probe for p in bound if p.kb_probe} | set(NOT_SNAPSHOT)
+    names = {p.name for p in bound}
+    out: list[Probe] = []
+    for kb_id, data in snapshot_kb_probes(folder).items():
+        command, fmt = str(data.get("command", "")), all_formats().get(str(data.get("format", "")))
+        if kb_id in taken or kb_id in names or fmt is None or not command or _SHELL.search(command):
+            continue
+        argv = tuple(command.split())
+        if argv[0] in ("sudo", "su", "doas") or not fmt.matches_command(command):
+            continue
+        out.append(Probe(kb_id, argv=argv, format=fmt.name, kb_probe=kb_id))
+    return tuple(out)
+
+
+def default_probes() -> tuple[Probe, ...]:
+    """The catalogue above plus the probes derived from the shipped KB."""
+    return DEFAULT_PROBES + derived_probes()
 
 
 def kb_coverage(probes: tuple[Probe, ...] = DEFAULT_PROBES, folder: Path | None = None) -> list[dict]:

@@ -7,12 +7,13 @@ import importlib
 
 import pytest
 
-from clusterdx.facts.collect.catalogue import DEFAULT_PROBES, NOT_SNAPSHOT, kb_coverage, snapshot_kb_probes
+from clusterdx.facts.collect.catalogue import (DEFAULT_PROBES, NOT_SNAPSHOT, Probe, default_probes,
+                                               derived_probes, kb_coverage, snapshot_kb_probes)
 from clusterdx.facts.collect.heavy import HEAVY, heavy_probes
 from clusterdx.facts.collect.process import pid_probes
 from clusterdx.facts.formats import all_formats
 
-ALL = list(DEFAULT_PROBES) + list(pid_probes(1)) + heavy_probes(list(HEAVY), 5, "/tmp/x")
+ALL = list(default_probes()) + list(pid_probes(1)) + heavy_probes(list(HEAVY), 5, "/tmp/x")
 
 
 def test_every_snapshot_kb_probe_is_collected_or_explained():
@@ -39,6 +40,21 @@ def test_command_picks_the_probes_parser(probe):
         assert fmt.matches_command(probe.command), (probe.command, fmt.command_patterns)
     others = [f.name for f in all_formats().values() if f.name != fmt.name and f.matches_command(probe.command)]
     assert not others, f"{probe.command!r} also matches {others}"
+
+
+def test_plain_kb_commands_are_derived_and_shell_ones_are_not(tmp_path):
+    (tmp_path / "a.yaml").write_text("id: nvidia-smi-nvlink-errors-2\ncommand: nvidia-smi nvlink -e\n"
+                                     "needs_root: false\ndisturbs_workload: false\nformat: nvidia-smi-nvlink-errors\n")
+    (tmp_path / "b.yaml").write_text("id: piped\ncommand: dmesg | grep Xid\nneeds_root: false\n"
+                                     "disturbs_workload: false\nformat: dmesg\n")
+    (tmp_path / "c.yaml").write_text("id: rooted\ncommand: sudo lspci -vvv\nneeds_root: false\n"
+                                     "disturbs_workload: false\nformat: lspci-vvv\n")
+    (tmp_path / "d.yaml").write_text("id: heavy\ncommand: all_reduce_perf -b 8\nneeds_root: false\n"
+                                     "disturbs_workload: true\nformat: nccl-tests\n")
+    derived = derived_probes((), folder=tmp_path)
+    assert [(p.name, p.argv, p.format) for p in derived] == [
+        ("nvidia-smi-nvlink-errors-2", ("nvidia-smi", "nvlink", "-e"), "nvidia-smi-nvlink-errors")]
+    assert isinstance(derived[0], Probe)
 
 
 def test_bundle_file_names_are_unique():

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from clusterdx.facts.collect import CollectOptions, collect
-from clusterdx.facts.collect.catalogue import DEFAULT_PROBES
+from clusterdx.facts.collect.catalogue import DEFAULT_PROBES, default_probes
 from clusterdx.facts.live import collect_documents
 
 from tests.collect.conftest import run_cli
@@ -26,8 +26,8 @@ def test_collect_here_is_quick_and_reports_every_missing_tool(tmp_path: Path):
         manifest = json.loads(next(tar.extractfile(m).read() for m in tar.getmembers()
                                    if m.name.endswith("/manifest.json")))
     by_name = {p["name"]: p for p in manifest["probes"]}
-    assert set(by_name) == {p.name for p in DEFAULT_PROBES}
-    for p in DEFAULT_PROBES:
+    assert set(by_name) == {p.name for p in default_probes()}
+    for p in default_probes():
         if p.argv and shutil.which(p.argv[0]) is None:
             entry = by_name[p.name]
             if p.files and entry["status"] == "ok":

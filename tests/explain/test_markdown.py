@@ -62,7 +62,8 @@ def test_long_quoted_line_is_clipped(tmp_path):
     f.write_text("a\n" + "b" * 1000 + "\nHF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n")
     q = quote(f"{f}:2-3")
     assert q is not None and q.trimmed == 0
-    assert q.lines[0].startswith("b" * QUOTE_WIDTH) and q.lines[0].endswith(f"[{1000 - QUOTE_WIDTH} more characters trimmed]")
+    assert q.lines[0].startswith("b" * QUOTE_WIDTH)
+    assert q.lines[0].endswith(f"[{1000 - QUOTE_WIDTH} more characters trimmed]")
     assert q.lines[1] == "HF_TOKEN=<redacted>"
     assert quote(f"{f}:3", redact=False).lines == ["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789"]
     assert quote("bundle.tgz!/x.log:3") is None and quote(f"{tmp_path}/gone.log:1") is None

@@ -207,8 +207,14 @@ def _run_task(task: Task) -> list[NodeResult]:
     inputs_by_node: dict[str, list[Any]] = {}
     sources_by_node: dict[str, list[Bundle]] = {}
     home_nodes: set[str] = set()
+    failures: list[NodeResult] = []
     for bundle in task.sources:
-        res = _ingest_bundle(bundle, redact)
+        try:
+            res = _ingest_bundle(bundle, redact)
+        except Exception as exc:  # ingest never raises by design; a bug there costs one bundle only
+            failures.append(NodeResult(node=task.only or bundle.name, sources=(bundle,), status="failed",
+                                       error=f"reading the bundle failed: {type(exc).__name__}: {exc}"))
+            continue
         groups = group_facts(res.facts, bundle.name)
         home = _home_of(groups, res.inputs, bundle.name)
         if home != bundle.name and bundle.name in groups:  # unattributed facts of a bundle with a manifest
@@ -230,7 +236,7 @@ def _run_task(task: Task) -> list[NodeResult]:
             srcs = sources_by_node.setdefault(node, [])
             if bundle not in srcs:
                 srcs.append(bundle)
-    out: list[NodeResult] = []
+    out: list[NodeResult] = [] if facts_by_node else failures
     ingest_s = time.perf_counter() - start
     for node in sorted(facts_by_node):
         t0 = time.perf_counter()

@@ -7,9 +7,12 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
 2. Evidence directly on ``R`` adds ``±log(LR(strength))`` (supports/refutes).
 3. Evidence on a downstream node ``N`` (a mechanism, observable or symptom) reaches every cause
    upstream of it, attenuated by the strongest path: ``a(R, N)`` = product of edge weights.
-4. Explaining away: if a rival cause ``R'`` is already near-certain from its own direct evidence
-   and also produces ``N``, the support ``N`` lends to ``R`` is multiplied by
-   ``1 - EXPLAIN_AWAY * max(p_direct(R') * a(R', N))``.
+4. Evidence on a downstream node needs one explanation, not one per cause: its support is shared
+   among the causes upstream by their responsibility ``r(R) = a(R, N) * p_direct(R) / sum over
+   R' of a(R', N) * p_direct(R')``, where ``p_direct`` is the confidence from the cause's own
+   direct evidence. A cause already established by its own rules takes most of it; this is the
+   explaining away, and it keeps a symptom every cause can produce (a longer step time) from
+   lifting forty causes at once. The change is ``log(LR) * a(R, N) * r(R)``.
 5. A symptom that was checked and found absent (``refutes`` on ``N``) lowers every cause that
    predicts it, in proportion to how strongly it predicts it: ``-log(LR) * a(R, N) * ABSENT_SYMPTOM_FACTOR``.
 6. ``confidence = sigmoid(log-odds)``. The expected recoverable share of the gap is
@@ -25,9 +28,7 @@ from dataclasses import dataclass, field
 
 from clusterdx.engine.graph import CausalGraph
 from clusterdx.engine.schema import Node
-from clusterdx.engine.weights import (
-    ABSENT_SYMPTOM_FACTOR, EXPLAIN_AWAY, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr,
-)
+from clusterdx.engine.weights import ABSENT_SYMPTOM_FACTOR, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,9 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
             if ev.node == cause:
                 delta, share = (llr if ev.effect == "supports" else -llr), 1.0
             elif ev.effect == "supports":
-                rivals = [direct[r] * a for r, a in graph.causes_of(ev.node).items() if r != cause]
-                share = 1.0 - EXPLAIN_AWAY * max(rivals, default=0.0)
+                upstream = graph.causes_of(ev.node)
+                total = sum(direct[r] * a for r, a in upstream.items())
+                share = (direct[cause] * att / total) if total > 0 else 0.0
                 delta = llr * att * share
             else:
                 share = ABSENT_SYMPTOM_FACTOR

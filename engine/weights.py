@@ -35,10 +35,6 @@ EDGE_WEIGHT: dict[str, float] = {
     "strong": 0.85,
 }
 
-#: evidence on a node shared by several causes is divided this much less when one rival already
-#: explains it (posterior from its own direct evidence near 1): 1.0 = fully explained away
-EXPLAIN_AWAY = 0.8
-
 #: a cause whose predicted symptom was checked and found absent loses this fraction of the
 #: symptom's refuting weight (scaled by how strongly the cause predicts the symptom)
 ABSENT_SYMPTOM_FACTOR = 1.0

@@ -65,5 +65,5 @@ def test_svg_layout_by_depth(docker_report):
     rects = [a for t, a in page.tags if t == "rect"]
     assert len(rects) == g.number_of_nodes()
     xs = {float(a["x"]) for a in rects}
-    assert len(xs) == 5  # root -> mechanism -> collective-slow -> step-time-up -> throughput-gap
+    assert len(xs) == len(path)  # one column per step of the leading path, root cause to throughput-gap
     assert sum(1 for t, a in page.tags if t == "path" and a.get("stroke-width") == "3") == len(path) - 1

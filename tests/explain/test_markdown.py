@@ -7,7 +7,7 @@ import re
 from markdown_it import MarkdownIt
 
 from clusterdx.explainers import FORMATS, renderer
-from clusterdx.explainers.common import QUOTE_WIDTH, quote
+from clusterdx.explainers.common import QUOTE_LINES, QUOTE_WIDTH, quote
 from clusterdx.explainers.markdown import code, fenced, render, text
 
 SECTIONS = ["**Summary.**", "## Ranked hypotheses", "## Causal path of the leading hypothesis",
@@ -45,11 +45,14 @@ def test_sections_ranking_and_mermaid(docker_report):
 def test_evidence_is_quoted_with_file_and_line_and_trimmed(docker_report):
     md = render(docker_report)
     src = next(f.source for f in docker_report.hypotheses[0].evidence[0].facts)
-    assert re.search(r"docker-env\.txt#1:2-13", src)
+    span = re.search(r"docker-env\.txt#1:(\d+)-(\d+)$", src)
+    assert span, src
     assert f"`{src}`" in md
     # the quoted lines of the attachment, in a fenced block, trimmed with a marker ...
     assert "    HOSTNAME=gpu-h100-021" in md
-    assert f"… 6 more lines trimmed (see {src})" in md
+    hidden = int(span.group(2)) - int(span.group(1)) + 1 - QUOTE_LINES
+    assert hidden > 0
+    assert f"… {hidden} more lines trimmed (see {src})" in md
     assert "WORLD_SIZE=16" not in md.split("## Ranked hypotheses")[1].split("### 2.")[0]
     # ... but the conclusion, the rule's message, is never trimmed
     message = docker_report.hypotheses[0].evidence[0].message

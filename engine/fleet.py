@@ -372,7 +372,7 @@ class Runner:
             solo_running = any(solo for _, _, solo in inflight.values())
             if not solo_running:
                 pool = self._new_pool()
-                grace = STARTUP_GRACE if self._fresh else 0.0
+                grace = min(STARTUP_GRACE, self.task_timeout) if self._fresh else 0.0
                 if suspects and not inflight:
                     t = suspects.popleft()
                     inflight[pool.submit(_worker_entry, t)] = (t, time.monotonic() + self.task_timeout + grace, True)

@@ -52,7 +52,9 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
           kb_probe="cpupower-idle-info"),
     Probe("transparent-hugepage", files=("/sys/kernel/mm/transparent_hugepage/enabled",
                                          "/sys/kernel/mm/transparent_hugepage/defrag")),
-    Probe("proc-modules", files=("/proc/modules",), style="cat"),
+    Probe("proc-modules", files=("/proc/modules",), style="cat", format="proc-modules"),
+    Probe("proc-net-bonding", files=("/proc/net/bonding/*",), style="cat", cmd="cat /proc/net/bonding/*",
+          format="bonding"),
     Probe("dmesg", argv=("dmesg",), format="dmesg", redact="text"),
     # -- platform: VM, container
     Probe("systemd-detect-virt", argv=("systemd-detect-virt",), ok_codes=frozenset({0, 1}),

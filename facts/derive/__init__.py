@@ -12,10 +12,12 @@ from typing import Any, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, nccl_nics, nvlink, placement
+from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement
 from clusterdx.facts.reference import Selected
 
-DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive)
+DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive)
+#: derivers that take the reference system in force
+_WITH_REFERENCE = (fabric.derive, links.derive)
 
 #: derived fact type -> the parsed fact types it is computed from (any of them may be the one
 #: missing); used to tell which collection would let a derived fact exist
@@ -32,6 +34,10 @@ SOURCES: dict[str, frozenset[str]] = {
     "nccl.nic_usage": frozenset({"nccl.net"}),
     "nvlink.platform": frozenset({"gpu.device", "gpu.summary", "nccltests.run", "nccltests.device", "gpu.nvlink_summary"}),
     "nvlink.clique_split": frozenset({"nccl.mnnvl", "gpu.fabric"}),
+    "ib.rate_check": frozenset({"ib.port"}),
+    "ib.link_health": frozenset({"ib.port"}),
+    "nccl.roce_config": frozenset({"nccl.net"}),
+    "proc.thread_load": frozenset({"proc.status"}),
 }
 
 
@@ -49,7 +55,7 @@ def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None) -> li
     (inferred from the facts when None)."""
     out = list(facts)
     for fn in DERIVERS:
-        out.extend(fabric.derive(out, reference) if fn is fabric.derive else fn(out))
+        out.extend(fn(out, reference) if fn in _WITH_REFERENCE else fn(out))
     return out
 
 

@@ -168,7 +168,10 @@ def _input_out(record: Any, side: str) -> InputOut:
 
 
 def _gap(facts: Sequence[Fact]) -> Gap | None:
-    """The measured gap, from a baseline comparison of step times when one exists."""
+    """The measured gap: the step time against a baseline run when one was compared, else the bus
+    bandwidth of a multi-node nccl-tests run against the expected for the hardware (the worst run,
+    all_reduce first), else None. The hypotheses share it by their expected share; what they do not
+    explain is reported as unexplained, never forced to add up."""
     for f in facts:
         if f.fact_type == "compare.metric" and getattr(f, "metric") == "step_time_ms":
             target, base = getattr(f, "target"), getattr(f, "baseline")
@@ -177,6 +180,14 @@ def _gap(facts: Sequence[Fact]) -> Gap | None:
             ratio = base / target
             return Gap(metric="step time (ms)", measured=target, reference=base, ratio=round(ratio, 4),
                        gap_pct=round(max(0.0, (1 - ratio) * 100), 2), meets_bar=ratio >= 0.95, basis="baseline")
+    runs = [f for f in facts if f.fact_type == "nccltests.efficiency" and getattr(f, "expected_busbw") > 0]
+    if runs:
+        worst = min(runs, key=lambda f: (getattr(f, "collective") != "all_reduce", getattr(f, "fraction")))
+        measured, expected = getattr(worst, "busbw"), getattr(worst, "expected_busbw")
+        ratio = measured / expected
+        return Gap(metric=f"{getattr(worst, 'collective')} busbw (GB/s)", measured=measured, reference=expected,
+                   ratio=round(ratio, 4), gap_pct=round(max(0.0, (1 - ratio) * 100), 2), meets_bar=ratio >= 0.95,
+                   basis="reference")
     return None
 
 

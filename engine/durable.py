@@ -169,6 +169,20 @@ def _check_static_limits(ruleset: dict[str, Any]) -> None:
         raise EngineLimitError(f"{widest} distinct tests under one alpha node (limit {MAX_ALPHA_CHILDREN})")
 
 
+def _durable_number(value: float) -> float:
+    """durable's JSON reader rejects exponent numbers without a '.' in the mantissa ('7e-13',
+    '1e+20': error 204, and the whole batch is lost), which is how orjson writes such floats. The
+    neighbouring double (one ulp away) prints with a fraction ('7.000000000000001e-13')."""
+    import math
+
+    for _ in range(8):
+        text = repr(value)
+        if "e" not in text or "." in text.split("e", 1)[0] or not math.isfinite(value):
+            break
+        value = math.nextafter(value, math.inf)
+    return value
+
+
 def _to_durable(index: int, payload: dict[str, Any], regexes: dict[str, list[tuple[str, str, str]]]) -> dict[str, Any]:
     import re
 
@@ -176,7 +190,7 @@ def _to_durable(index: int, payload: dict[str, Any], regexes: dict[str, list[tup
     for key, value in payload.items():
         if key == "type" or value is None:
             continue
-        fact[f"f_{key}"] = value
+        fact[f"f_{key}"] = _durable_number(value) if isinstance(value, float) else value
     for rx_key, fld, pattern in regexes.get(payload["type"], ()):
         value = payload.get(fld)
         fact[rx_key] = isinstance(value, str) and re.search(pattern, value) is not None

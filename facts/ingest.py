@@ -162,6 +162,9 @@ def scope_from_command(command: str | None) -> Scope | None:
 class _Manifest:
     host: str | None
     scope: Scope | None
+    #: the command that produced each file, by path below the manifest's folder (``probes`` of a
+    #: ``clusterdx collect`` bundle): it picks the parser as a transcript's ``$ command`` does
+    commands: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -559,7 +562,7 @@ class _Run:
         if text is None:
             doc = Document(name=display, lines=[], raw=data, path=path,
                            node=self.node_for(where), scope=self.scope_for(where),
-                           redact=self.redact)
+                           redact=self.redact, command=_manifest_command(where))
             self.process(doc, path=display, size=size, line_start=1, line_end=0,
                          extra_warnings=ingest_warnings, truncated_note=truncated_note)
             return
@@ -573,11 +576,12 @@ class _Run:
                         size_bytes=size, line_end=len(lines), warnings=ingest_warnings,
                         first_line=_first_nonempty(lines))
             return
-        if not is_transcript:
-            seg = segments[0]
+        command = _manifest_command(where)
+        if command is not None or not is_transcript:
+            seg = segments[0] if command is None else Segment(None, lines, 1)
             doc = Document(name=display, lines=seg.lines, first_line=seg.first_line, path=path,
                            node=self.node_for(where), scope=self.scope_for(where),
-                           redact=self.redact)
+                           redact=self.redact, command=command)
             self.process(doc, path=display, size=size, line_start=1, line_end=len(lines),
                          extra_warnings=ingest_warnings, truncated_note=truncated_note)
             return
@@ -728,7 +732,21 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
         else:
             warnings.append(f"manifest scope {raw_scope!r} is not one of "
                             f"{', '.join(s.value for s in Scope)}; ignored")
-    return _Manifest(host, scope), warnings, ""
+    commands: dict[str, str] = {}
+    probes = obj.get("probes")
+    if isinstance(probes, list):
+        for p in probes:
+            if isinstance(p, dict) and isinstance(p.get("file"), str) and isinstance(p.get("command"), str):
+                commands[p["file"].strip("/")] = p["command"]
+    return _Manifest(host, scope, commands), warnings, ""
+
+
+def _manifest_command(where: _Where) -> str | None:
+    """The command a bundle manifest says produced this file, if any."""
+    m = where.manifest
+    if m is None or not m.commands:
+        return None
+    return m.commands.get("/".join(where.parts[where.manifest_depth:]))
 
 
 def _decode(data: bytes, truncated: bool = False) -> tuple[str | None, str | None]:

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -63,6 +64,13 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
                                 ("sys_vendor", "product_name", "bios_vendor", "board_vendor", "product_version")),
           format="virt-detect", kb_probe="systemd-detect-virt"),
     Probe("env", argv=("env",), format="env", kb_probe="env-host", redact="env", keep_env=True),
+    # NCCL reads /etc/nccl.conf, then ~/.nccl.conf (or $NCCL_CONF_FILE); redacted like any text
+    Probe("etc-nccl-conf", files=("/etc/nccl.conf",), style="cat", format="nccl-conf", kb_probe="nccl-conf-file",
+          redact="text"),
+    Probe("user-nccl-conf", files=(os.path.expanduser("~/.nccl.conf"),), style="cat", format="nccl-conf",
+          kb_probe="nccl-conf-file", redact="text"),
+    *((Probe("nccl-conf-file", files=(os.environ["NCCL_CONF_FILE"],), style="cat", format="nccl-conf",
+             kb_probe="nccl-conf-file", redact="text"),) if os.environ.get("NCCL_CONF_FILE") else ()),
     # -- GPUs
     Probe("nvidia-smi-topo", argv=("nvidia-smi", "topo", "-m"), format="nvidia-smi-topo", kb_probe="nvidia-smi-topo"),
     Probe("nvidia-smi-q", argv=("nvidia-smi", "-q"), format="nvidia-smi-q", kb_probe="nvidia-smi-q"),
@@ -101,6 +109,8 @@ NOT_SNAPSHOT: dict[str, str] = {
     "proc-environ": "collected with --pid or --process-name",
     "rank-affinity": "collected with --pid or --process-name",
     "numastat-pid": "collected with --pid or --process-name",
+    "k8s-pod-spec": "needs the Kubernetes API and the pod's name: attach `kubectl get pod POD -o yaml`",
+    "nsys-stats-osrt": "needs an Nsight Systems report of the job: attach its `nsys stats` output",
 }
 
 

@@ -1,4 +1,11 @@
-"""Target against baseline: the differences that matter, as facts rules can use."""
+"""Target against baseline: the differences that matter, as facts rules can use.
+
+:func:`compare` returns the differences most likely to matter first (:func:`relevance`: measured
+metrics, then communication variables missing on the target, then settings known to cost
+throughput, then the rest). Once the hypotheses are ranked, :func:`rank_differences` moves the
+differences that touch the evidence of the top hypotheses (the same input line, or the same
+setting) to the front, in hypothesis order.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +44,57 @@ def _settings(facts: Sequence[Fact]) -> dict[str, tuple[str, Fact]]:
     return out
 
 
+#: settings that most often explain a gap, most relevant first (prefix of the difference's ``what``)
+RELEVANT_SETTINGS = (
+    "sysctl kernel.numa_balancing", "CPU governors", "enabled idle states", "NCCL version", "virtualization",
+    "page size", "kernel command line", "perf ", "sysctl ",
+)
+
+
+def relevance(diff: dict[str, Any]) -> tuple[int, int]:
+    """Sort key of a difference: lower is shown first."""
+    what = str(diff.get("what", ""))
+    if what.startswith("step time"):
+        return (0, 0)
+    if what.startswith("environment "):
+        return (1, 0)
+    for i, prefix in enumerate(RELEVANT_SETTINGS):
+        if what.startswith(prefix):
+            return (2, i)
+    return (3, 0)
+
+
+def rank_differences(differences: Sequence[Any], hypotheses: Sequence[Any], top: int = 3) -> list[Any]:
+    """``differences`` with those touching the evidence of the ``top`` hypotheses first.
+
+    A difference touches a hypothesis when its source (input line) is the source of a fact in
+    the hypothesis's evidence, or when the evidence names the setting the difference is about.
+    Works on dicts and on report objects (``what``/``source`` attributes) alike; stable otherwise.
+    """
+    def get(obj: Any, key: str) -> str:
+        return str(obj.get(key, "") if isinstance(obj, dict) else getattr(obj, key, ""))
+
+    touched: list[tuple[set[str], str]] = []
+    for h in list(hypotheses)[:top]:
+        sources: set[str] = set()
+        text = []
+        for ev in getattr(h, "evidence", []):
+            sources.update(get(f, "source") for f in getattr(ev, "facts", []))
+            text.append(get(ev, "message"))
+        touched.append((sources, " ".join(text)))
+
+    def key(item: tuple[int, Any]) -> tuple[int, int]:
+        i, d = item
+        src, what = get(d, "source"), get(d, "what")
+        name = what.split(" ", 1)[1] if what.startswith(("sysctl ", "environment ")) else ""
+        for rank, (sources, text) in enumerate(touched):
+            if (src and src in sources) or (name and name in text):
+                return (rank, i)
+        return (len(touched), i)
+
+    return [d for _, d in sorted(enumerate(differences), key=key)]
+
+
 def compare(target: Sequence[Fact], baseline: Sequence[Fact]) -> tuple[list[Fact], list[dict[str, Any]]]:
     facts: list[Fact] = []
     diffs: list[dict[str, Any]] = []
@@ -67,4 +125,5 @@ def compare(target: Sequence[Fact], baseline: Sequence[Fact]) -> tuple[list[Fact
             facts.append(CompareSetting(node=tf.node, scope=tf.scope, source=tf.source, what=what, target=tv,
                                         baseline=bv))
             diffs.append({"what": what, "target": tv, "baseline": bv, "source": str(tf.source)})
+    diffs.sort(key=relevance)
     return facts, diffs

@@ -109,9 +109,6 @@ def test_diagnose_parses_every_file_with_its_format(bundle):
     assert checked >= 8
 
 
-@pytest.mark.xfail(strict=True, reason="todo: ingestion should take each bundle file's command from "
-                   "manifest.json (probes[].file -> probes[].command); a bare '4096' or 'none' is "
-                   "recognised by its command only")
 def test_tiny_outputs_parse_with_their_command(bundle):
     _, members, report = bundle
     formats = {i["path"].rsplit("/", 1)[-1]: i["format"] for i in report["inputs"]}

@@ -38,10 +38,12 @@ def kb_lint(
 
 @kb_app.command("test")
 def kb_test(
-    dirs: List[Path] = typer.Argument(None, help="Knowledge-base folders (default: the shipped one)."),
-    k: Optional[str] = typer.Option(None, "-k", help="Only cases whose name contains this."),
+    dirs: List[Path] = typer.Argument(None, help="Extra knowledge-base folders loaded on top (default: none)."),
+    k: Optional[str] = typer.Option(None, "-k", help="Only rule cases and case bundles whose name contains this."),
+    cases: bool = typer.Option(True, "--cases/--no-cases", help="Also run the case-library bundles."),
 ) -> None:
-    """Run the rule test cases and print failures with the facts and the firing trace."""
+    """Run the rule test cases and the case-library bundles; print failures with facts and trace."""
+    from clusterdx.engine.cases import case_dirs, run_case
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.ruletest import run_rule_tests
 
@@ -54,7 +56,23 @@ def kb_test(
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
         typer.echo(o.report())
-    typer.echo(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
+    passed = len(outcomes) - len(failed)
+    if cases:
+        roots = [r / "cases" for r in kb.roots if (r / "cases").is_dir()] + \
+                [Path(d) / "cases" for d in (dirs or []) if (Path(d) / "cases").is_dir()]
+        seen = set()
+        for root in roots:
+            for case in case_dirs(root):
+                if case.resolve() in seen or (k and k not in case.name):
+                    continue
+                seen.add(case.resolve())
+                result = run_case(kb, case)
+                if result.ok:
+                    passed += 1
+                else:
+                    failed.append(result)
+                    typer.echo(f"FAIL case {case.name}: " + "; ".join(result.problems))
+    typer.echo(f"{passed} passed, {len(failed)} failed")
     if failed:
         raise typer.Exit(int(ExitStatus.TESTS_FAILED))
 

@@ -83,6 +83,11 @@ class CompiledRuleset:
 def _test_expr(test: Test, fact_type: str, regexes: dict[tuple[str, str, str], str]) -> dict[str, Any]:
     f = f"f_{test.field}"
     op, v = test.op, test.value
+    # rule constants go through the same JSON reader as facts (see _durable_number)
+    if isinstance(v, float):
+        v = _durable_number(v)
+    elif isinstance(v, list):
+        v = [_durable_number(x) if isinstance(x, float) else x for x in v]
     if op == "eq":
         return {f: v}
     if op == "ne":

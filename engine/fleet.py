@@ -2,7 +2,8 @@
 
 1. **Bundles.** Each path given is one node's bundle (a folder or an archive); a single folder
    whose entries are sub-folders or archives (two or more) holds one bundle per entry, and loose
-   files beside them form one more bundle named after the folder (a job-wide log, say).
+   files beside them form one more bundle named after the folder (a job-wide log, say). A folder
+   with a ``manifest.json`` at its top is one extracted ``clusterdx collect`` bundle, never split.
 2. **Nodes.** A bundle's facts are grouped by the node they are attributed to: the manifest's host,
    the hostname prefix of NCCL log lines, the hosts of nccl-tests ``Using devices`` lines; facts
    with only a rank (``srun --label`` prefixes, per-rank training logs) follow the host that rank
@@ -16,6 +17,7 @@
    holds: a task past its deadline is reported ``timeout`` and the pool is replaced. A worker that
    dies (``BrokenProcessPool``) takes its in-flight tasks with it; they are re-run one at a time,
    and the one that breaks a pool alone is reported ``crashed``. The other nodes always finish.
+   Workers compute no per-node next probes (the fleet report has none).
 4. **Across nodes**: outliers (:mod:`clusterdx.engine.outliers`) and configuration drift
    (:mod:`clusterdx.engine.drift`) become ``fleet.outlier`` / ``fleet.drift`` facts, and every node
    they name is diagnosed again with them, so rules weigh them with the node's own evidence.
@@ -84,7 +86,7 @@ def _is_archive(p: Path) -> bool:
 def split_bundles(paths: Sequence[str | Path]) -> list[Bundle]:
     """One bundle per path; a single folder of sub-folders or archives, one bundle per entry."""
     given = [Path(p) for p in paths]
-    if len(given) == 1 and given[0].is_dir():
+    if len(given) == 1 and given[0].is_dir() and not (given[0] / "manifest.json").is_file():
         root = given[0]
         entries = sorted(e for e in root.iterdir() if not e.name.startswith((".", "__MACOSX")))
         units = [e for e in entries if e.is_dir() or _is_archive(e)]
@@ -143,9 +145,21 @@ class NodeResult:
 _STATE: dict[str, Any] = {}
 
 
+def _no_suggestions(*_: Any, **__: Any) -> list:
+    return []
+
+
 def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool) -> None:
-    """Pool initializer: load and compile the knowledge base once per worker process."""
+    """Pool initializer: load and compile the knowledge base once per worker process.
+
+    Workers are dedicated to fleet diagnosis, whose report has no per-node next probes; the
+    next-probe search (a what-if re-ranking per probe, most of a diagnosis's time) is switched off
+    in them. TODO: a ``next_probes=False`` argument of ``run_diagnosis`` would say this directly.
+    """
+    from clusterdx.engine import diagnose as diagnose_mod
     from clusterdx.engine.diagnose import engine_for
+
+    diagnose_mod.suggest = _no_suggestions  # this process only: it is a fleet worker
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.site import SiteConfig
 
@@ -207,6 +221,7 @@ def _run_task(task: Task) -> list[NodeResult]:
     inputs_by_node: dict[str, list[Any]] = {}
     sources_by_node: dict[str, list[Bundle]] = {}
     home_nodes: set[str] = set()
+    deferred: set[str] = set()
     failures: list[NodeResult] = []
     for bundle in task.sources:
         try:
@@ -219,16 +234,21 @@ def _run_task(task: Task) -> list[NodeResult]:
         home = _home_of(groups, res.inputs, bundle.name)
         if home != bundle.name and bundle.name in groups:  # unattributed facts of a bundle with a manifest
             groups.setdefault(home, []).extend(f.model_copy(update={"node": home}) for f in groups.pop(bundle.name))
-        home_nodes.add(home)
+        if not groups:
+            groups[home] = []  # nothing usable: the bundle's node is reported as failed
+        if home in groups:
+            home_nodes.add(home)
+            # other hosts of a job-wide log: diagnosed once all bundles are read (see _merge_tasks)
+            deferred.update(n for n in groups if n != home)
+        fallback = home if home in groups else min(groups)
         by_input: dict[str, set[str]] = {}
         for node, fs in groups.items():
             for f in fs:
                 by_input.setdefault(f.source.input, set()).add(node)
         for rec in res.inputs:
-            owners = by_input.get(rec.path) or {home}
+            owners = by_input.get(rec.path) or {fallback}
             for node in owners:
                 inputs_by_node.setdefault(node, []).append(rec)
-        groups.setdefault(home, [])
         for node, fs in groups.items():
             if task.only is not None and node != task.only:
                 continue
@@ -246,7 +266,9 @@ def _run_task(task: Task) -> list[NodeResult]:
                             home=node in home_nodes, inputs=[_input_out(r) for r in records], facts=len(facts),
                             fact_types=frozenset(f.fact_type for f in facts))
         failed_inputs = [r for r in records if r.status == "error"]
-        if not facts:
+        if task.only is None and node in deferred and node not in home_nodes:
+            result.status = "pending"
+        elif not facts:
             result.status = "failed"
             reasons = "; ".join(f"{r.path}: {r.reason}" for r in failed_inputs[:3])
             result.error = "no input yielded facts" + (f" ({reasons})" if reasons else "")
@@ -296,7 +318,8 @@ def _mp_context() -> Any:
 
 
 class Runner:
-    """Runs tasks in ``jobs`` worker processes (in this process when ``jobs`` is 1)."""
+    """Runs tasks in ``jobs`` worker processes (always in workers: a bundle that kills its
+    process must not take the caller with it)."""
 
     def __init__(self, jobs: int, kb: Any, kb_dirs: list[str] | None, site: Any, redact: bool,
                  task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None):
@@ -311,7 +334,6 @@ class Runner:
         self.warnings: list[str] = []
         self._pool: ProcessPoolExecutor | None = None
         self._fresh = True
-        self._ready = False
         _STATE.update(kb=kb, kb_key=tuple(kb_dirs or ()))
 
     def close(self) -> None:
@@ -326,22 +348,7 @@ class Runner:
 
     def run(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
         self.total += len(tasks)
-        if self.jobs == 1:
-            return self._run_here(tasks)
         return self._run_pool(tasks)
-
-    def _run_here(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
-        if not self._ready:
-            _init_worker(self.kb_dirs, self.site, self.redact)
-            self._ready = True
-        out: dict[int, list[NodeResult]] = {}
-        for t in tasks:
-            try:
-                out[t.index] = _run_task(t)
-            except Exception as exc:
-                out[t.index] = _failed_results(t, "failed", f"{type(exc).__name__}: {exc}")
-            self._tick()
-        return out
 
     def _new_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -445,7 +452,7 @@ def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResul
     for node in sorted(foreign):
         parts = foreign[node]
         own = nodes.get(node)
-        if own is None and len(parts) == 1:
+        if own is None and len(parts) == 1 and parts[0].status != "pending":
             nodes[node] = parts[0]
             continue
         if own is not None:

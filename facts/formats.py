@@ -3,7 +3,8 @@
 Every module in ``clusterdx.facts.parsers`` exposes ``FORMATS``, a list of :class:`Format`.
 A format knows how confident it is that a document is its kind (``sniff``, 0..1, by content),
 which shell commands produce it (so a transcript's ``$ lscpu`` settles the question), and how to
-parse it into facts.
+parse it into facts. A format that can parse an input of any size line by line also offers
+``stream``, which ingestion uses for big files.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import importlib
 import pkgutil
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from clusterdx.facts.document import Document, ParseContext
 
 Sniffer = Callable[[Document], float]
 Parser = Callable[[Document, ParseContext], None]
+#: parses a document handed over in batches ``(index of the first line, lines)``, in order, in
+#: bounded memory; ``ctx.doc`` then holds only the head of the input (what was sniffed)
+Streamer = Callable[[Iterable[tuple[int, list[str]]], ParseContext], None]
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,8 @@ class Format:
     command_patterns: tuple[str, ...] = ()
     description: str = ""
     binary: bool = False
+    #: optional: the same parse as ``parse`` over a stream of lines, for inputs too big to hold
+    stream: Streamer | None = None
     _compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def matches_command(self, command: str) -> bool:

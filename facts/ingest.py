@@ -12,6 +12,10 @@ A text file with shell prompts is split into one document per command
 (:mod:`clusterdx.facts.transcript`). Every document is sniffed (:mod:`clusterdx.facts.sniff`)
 and parsed by the winner.
 
+A file over :data:`STREAM_THRESHOLD` whose head sniffs as a format that can stream (``Format.
+stream``, e.g. NCCL debug logs) is parsed in chunks, in bounded memory and without the per-file
+cap; its record says ``streamed``. Other big files are read up to ``Limits.max_file_bytes``.
+
 Node: the ``node`` argument, else the ``host`` of the nearest ``manifest.json`` above the file
 (a bundle root, in a directory or an archive), else the host name of a transcript prompt, else
 ``"node"``. Scope: the ``scope`` argument, else ``container`` for a transcript command run through
@@ -57,6 +61,12 @@ DEFAULT_NODE = "node"
 MANIFEST_NAME = "manifest.json"
 _MANIFEST_MAX_BYTES = 1 << 20
 _BINARY_PROBE = 8192
+#: files above this size, of a format that can stream, are parsed in chunks; not capped and not
+#: charged to ``Limits.max_total_bytes`` beyond their head, as they are never held in memory
+STREAM_THRESHOLD = 8 << 20
+STREAM_HEAD_BYTES = 256 << 10
+STREAM_CHUNK_BYTES = 1 << 20
+STREAM_MAX_LINE = 16 << 20
 
 Status = Literal["parsed", "partial", "unrecognized", "error", "skipped"]
 
@@ -425,11 +435,15 @@ class _Run:
                     self.budget.take(len(data))
                     self.add_archive(data, display, where, depth=0, quota=Quota(self.limits.max_members), kind=kind)
                     return
+                if size > STREAM_THRESHOLD and unsupported(head[:16]) is None \
+                        and self.try_stream(fh, head, path, display, where, size):
+                    return
                 want = min(cap, self.budget.left)
                 if want <= 0 and size > 0:
                     self.record(where, path=display, status="skipped", size_bytes=size,
                                 reason=f"total size limit of {human(self.limits.max_total_bytes)} reached")
                     return
+                fh.seek(len(head[:want]))
                 data = head[:want] + (fh.read(want - len(head)) if want > len(head) else b"")
         except OSError as exc:
             self.record(where, path=display, status="skipped", size_bytes=size,
@@ -446,6 +460,91 @@ class _Run:
                 note = f"truncated at {human(cap)} of {human(size)}"
         self.add_blob(data, display, where, size=size, truncated_note=note, depth=0,
                       quota=None, path=str(path))
+
+    # -- big files, streamed
+
+    def try_stream(self, fh, head: bytes, path: Path, display: str, where: _Where,
+                   size: int) -> bool:
+        """Parse a big text file with a streaming format, reading it in chunks; False: not done.
+
+        The head (:data:`STREAM_HEAD_BYTES`) is decoded and sniffed like a small file; if it is
+        plain UTF-8 (or latin-1) text, no transcript, and its best format can stream, the whole
+        file is handed to that format in batches of lines, never held in memory. Otherwise
+        (binary, UTF-16, a transcript, a format that cannot stream or declines) the caller reads
+        the file the ordinary, capped way.
+        """
+        head += fh.read(max(0, STREAM_HEAD_BYTES - len(head)))
+        if b"\x00" in head[:_BINARY_PROBE] or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            return False
+        cut = head.rfind(b"\n")
+        if cut < 0:
+            return False
+        head_text, warning = _decode(head[:cut + 1])
+        if head_text is None:
+            return False
+        head_lines = split_lines(head_text)
+        segments = split_transcript(head_lines)
+        if len(segments) != 1 or segments[0].command is not None or segments[0].host is not None:
+            return False
+        node, scope = self.node_for(where), self.scope_for(where)
+        doc = Document(name=display, lines=head_lines, path=str(path), node=node, scope=scope,
+                       redact=self.redact)
+        sniff_warnings: list[str] = []
+        try:
+            ranked = rank_formats(doc, self.formats, sniff_warnings)
+        except Exception:
+            return False
+        if not ranked or ranked[0][1] < MIN_CONFIDENCE or ranked[0][0].stream is None:
+            return False
+        fmt, score = ranked[0]
+        self.budget.take(len(head))
+        warnings = [InputWarning(line=0, message=w) for w in sniff_warnings]
+        if warning:
+            warnings.append(InputWarning(line=0, message=warning))
+        reader = _LineStream(fh, warnings)
+        if warning:
+            reader.codec = "latin-1"
+        ctx = ParseContext(doc=doc, parser=fmt.name)
+        base = dict(path=display, first_line=_first_nonempty(head_lines), line_start=1,
+                    command=None, node=node, scope=Scope(scope).value, size_bytes=size,
+                    format=fmt.name, confidence=score)
+        try:
+            fmt.stream(reader.batches(), ctx)
+        except NotApplicable:
+            fh.seek(0)
+            return False
+        except ParseError as exc:
+            line = getattr(exc, "line", 0) or 0
+            msg = str(exc) or type(exc).__name__
+            self.result.inputs.append(InputRecord(
+                **base, line_end=reader.lines, status="error", warnings=warnings,
+                reason=f"line {line}: {msg}" if line else msg))
+            return True
+        except Exception as exc:
+            self.result.inputs.append(InputRecord(
+                **base, line_end=reader.lines, status="error", warnings=warnings,
+                reason=f"internal parser error: {type(exc).__name__}: {exc}"))
+            return True
+        bad = [f for f in ctx.facts if not isinstance(f, Fact)]
+        if bad:
+            self.result.inputs.append(InputRecord(
+                **base, line_end=reader.lines, status="error", warnings=warnings,
+                reason=f"internal parser error: parser produced {type(bad[0]).__name__}, not a Fact"))
+            return True
+        for line, message in ctx.warnings:
+            warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
+                                         message=str(message)))
+        reasons = [f"streamed ({human(size)})"]
+        if ctx.warnings:
+            reasons.append(f"{len(ctx.warnings)} parser warning(s)")
+        if reader.error:
+            reasons.append(reader.error)
+        self.result.facts.extend(ctx.facts)
+        self.result.inputs.append(InputRecord(
+            **base, line_end=reader.lines, facts=len(ctx.facts), warnings=warnings,
+            status="partial" if ctx.warnings or reader.error else "parsed",
+            reason="; ".join(reasons)))
+        return True
 
     # -- archives
 
@@ -694,6 +793,84 @@ class _Run:
                           facts=len(ctx.facts))
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
                       reason="; ".join(declined) + f"; first line: {first!r}")
+
+
+class _LineStream:
+    """A text file read in chunks and handed out as batches of decoded lines.
+
+    Each chunk is cut after its last line end, decoded as UTF-8 (a chunk that is not valid
+    UTF-8, and every later one, as latin-1, with a warning) and split like
+    :func:`~clusterdx.facts.document.split_lines`. A line longer than
+    :data:`STREAM_MAX_LINE` is cut there. Only one chunk is held at a time.
+    """
+
+    def __init__(self, fh, warnings: list[InputWarning]):
+        self.fh = fh
+        self.warnings = warnings
+        self.lines = 0
+        self.codec = "utf-8"
+        self.error = ""
+
+    def decode(self, data: bytes, offset: int) -> str:
+        if self.codec == "utf-8":
+            if data.startswith(codecs.BOM_UTF8) and offset == 0:
+                data = data[3:]
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self.codec = "latin-1"
+                self.warnings.append(InputWarning(
+                    line=self.lines + 1, message=f"not valid UTF-8 (byte {offset + exc.start}); "
+                                                 f"decoded as latin-1 from line {self.lines + 1}"))
+        return data.decode("latin-1")
+
+    def batches(self):
+        fh = self.fh
+        try:
+            fh.seek(0)
+        except OSError as exc:
+            self.error = f"cannot read: {exc.strerror or exc}"
+            return
+        carry = b""
+        offset = 0
+        pending_cr = False
+        while True:
+            try:
+                block = fh.read(STREAM_CHUNK_BYTES)
+            except OSError as exc:
+                self.error = f"read stopped at byte {offset}: {exc.strerror or exc}"
+                block = b""
+            if block:
+                data = carry + block
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) < STREAM_MAX_LINE:
+                        carry = data
+                        continue
+                    cut = len(data) - 1
+                carry = data[cut + 1:]
+                data = data[:cut + 1]
+            else:
+                data, carry = carry, b""
+                if not data:
+                    return
+            text = self.decode(data, offset)
+            offset += len(data)
+            if pending_cr and text.startswith("\n"):
+                text = text[1:]  # the \n of a \r\n split over two chunks
+            pending_cr = False
+            if "\r" in text:
+                pending_cr = text.endswith("\r")
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            if lines:
+                base = self.lines
+                self.lines += len(lines)
+                yield base, lines
+            if not block:
+                return
 
 
 def _is_macos_metadata(name: str) -> bool:

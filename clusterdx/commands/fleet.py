@@ -42,11 +42,13 @@ def fleet(
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
         bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+                       TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                       auto_refresh=False)  # no refresh thread: workers are forked from this process
         task = bar.add_task("diagnosing nodes", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
+            bar.refresh()
 
         with bar:
             report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,

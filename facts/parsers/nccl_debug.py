@@ -53,7 +53,7 @@ Examples:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable
 
 from clusterdx.facts.base import Fact, NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
@@ -123,7 +123,7 @@ _INIT = re.compile(r"\brank (\d+) nranks (\d+)\b.*- Init (START|COMPLETE)")
 _BUSID = re.compile(r"\bbusId (\w+)")
 _COMMID = re.compile(r"\bcommId (0x\w+)")
 _TIMINGS = re.compile(r"^Init timings(?: - \w+)?: rank (\d+) nranks (\d+) total ([\d.]+)(?: \((.*)\))?")
-_TIMING_PART = re.compile(r"(\w+) ([\d.]+)")
+_TIMING_PART = re.compile(r"\b(\w+) ([\d.]+)")
 _TOPO_LOAD = re.compile(r"^Loading topology file (\S+)")
 _TOPO_FAIL = re.compile(r"Could not open XML topology file (\S+) : (.*)$")
 _SYSTEM = re.compile(r"^=== System : maxBw ([\d.]+) totalBw ([\d.]+) ===")
@@ -142,6 +142,16 @@ _TIMING_FIELDS = ("kernels", "alloc", "bootstrap", "allgathers", "topo", "graphs
 _MAX_WARNS = 2000
 _MAX_LIST = 64
 _MAX_PROBLEMS = 50
+#: per-rank, per-communicator facts (Init COMPLETE, init timings) kept per log; a job that
+#: creates communicators over and over would otherwise grow them without bound
+_MAX_PER_COMM = 16384
+#: entries in each of the caches that let repeated lines skip the regexes
+_MAX_CACHE = 1 << 17
+
+# What a repeat of an INFO message needs (on_info's answer): nothing, whoever prints it
+# (_IGNORED); nothing when the same process prints it again (_IDEM: a fact kept once, a rank
+# noted); the full treatment every time (_EVERY: counted or order-dependent).
+_IGNORED, _IDEM, _EVERY = 0, 1, 2
 
 
 def sniff(doc: Document) -> float:
@@ -189,6 +199,15 @@ class _State:
         self.problems = 0
         self.recognised = 0
         self.last_proc: _Proc | None = None
+        self.per_comm = 0
+        self.per_comm_index = 0
+        # caches for the line loop: prefix -> _Proc (False: not a plain INFO prefix); INFO
+        # messages nobody handles; (process, message) pairs already handled; and per
+        # (process, transport text) connection counts [n, first index, last index]
+        self.procs: dict[str, _Proc | bool] = {}
+        self.ignored: set[str] = set()
+        self.seen: set[tuple] = set()
+        self.conns: dict[tuple, list[int]] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -217,6 +236,13 @@ class _State:
             self.dedupe[key] = entry
         return entry
 
+    def over_per_comm(self, index: int) -> bool:
+        """Count a per-rank, per-communicator fact; True once more than _MAX_PER_COMM came."""
+        self.per_comm += 1
+        if self.per_comm == _MAX_PER_COMM + 1:
+            self.per_comm_index = index
+        return self.per_comm > _MAX_PER_COMM
+
     def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
         key = (p.host, p.pid, p.dev)
         old = self.ranks.get(key)
@@ -224,6 +250,93 @@ class _State:
             self.ranks[key] = (nranks, rank)
 
     # -- per line ------------------------------------------------------------------------------
+
+    def feed_lines(self, base: int, lines: list[str]) -> None:
+        """Feed ``lines`` (the first is line ``base``): :meth:`feed` for each, with fast paths.
+
+        A plain ``host:pid:tid [dev] NCCL INFO msg`` line is split at its only " NCCL " with
+        string methods and its prefix parsed once per distinct prefix; connection lines are
+        counted per (process, transport text) and folded in :meth:`fold_connections`; repeats
+        that change nothing (see ``_IDEM``) are skipped. Every other line takes :meth:`feed`.
+        """
+        procs, ignored, seen, conns = self.procs, self.ignored, self.seen, self.conns
+        feed = self.feed
+        for i, line in enumerate(lines, base):
+            j = line.find(" NCCL INFO ")
+            if j < 0:
+                if "NCCL" in line:
+                    feed(i, line)
+                continue
+            if line.find(" NCCL ", j + 10) >= 0:
+                feed(i, line)  # torn: two lines glued together
+                continue
+            prefix = line[:j]
+            p = procs.get(prefix)
+            if p is None:
+                p = self.prefix_proc(prefix)
+            if p is False:
+                feed(i, line)
+                continue
+            self.last_proc = p
+            if line.startswith("Channel ", j + 11):
+                k = line.find(" via ", j + 19)
+                if k > 0 and line.find(" -> ", j + 19, k) > 0 and k + 5 < len(line):
+                    key = (p, line[k + 5:])
+                    e = conns.get(key)
+                    if e is None:
+                        if len(conns) >= _MAX_CACHE:
+                            self.fold_connections()
+                            conns = self.conns
+                        conns[key] = [1, i, i]
+                    else:
+                        e[0] += 1
+                        e[2] = i
+                    continue
+            msg = line[j + 11:].strip()
+            if not msg or msg in ignored:
+                continue
+            pair = (p, msg)
+            if pair in seen:
+                continue
+            before = self.problems
+            outcome = self.on_info(i, p, msg)
+            if outcome == _IGNORED:
+                if len(ignored) >= _MAX_CACHE:
+                    ignored.clear()
+                ignored.add(msg)
+            elif outcome == _IDEM and self.problems == before:
+                if len(seen) >= _MAX_CACHE:
+                    seen.clear()
+                seen.add(pair)
+
+    def prefix_proc(self, prefix: str) -> _Proc | bool:
+        """The process behind a line prefix (the text before " NCCL INFO "), or False."""
+        p: _Proc | bool = False
+        if "NCCL" not in prefix:
+            mt = _LINE.match(prefix + " NCCL INFO")
+            if mt is not None:
+                p = _Proc()
+                p.host = p.node = mt.group("host")
+                p.pid = int(mt.group("pid"))
+                p.tid = int(mt.group("tid"))
+                p.dev = int(mt.group("dev"))
+                p.ts = mt.group("ts") or ""
+                p.loc = mt.group("loc") or ""
+                p.func = mt.group("func") or ""
+                p.level = "INFO"
+                self.hosts.add(p.host)
+                self.recognised += 1
+        if len(self.procs) >= _MAX_CACHE:
+            self.procs.clear()
+        self.procs[prefix] = p
+        return p
+
+    def fold_connections(self) -> None:
+        """Add the connection lines counted by :meth:`feed_lines` to the per-node summaries."""
+        items = sorted(self.conns.items(), key=lambda kv: kv[1][1])
+        self.conns = {}
+        for (p, via), (n, first, last) in items:
+            self.count_connections(p, via, n, first, last)
 
     def feed(self, index: int, line: str) -> None:
         if "NCCL" not in line:
@@ -278,101 +391,126 @@ class _State:
         elif msg:
             self.on_info(index, p, msg)
 
-    def on_info(self, i: int, p: _Proc, msg: str) -> None:
+    def on_info(self, i: int, p: _Proc, msg: str) -> int:
+        """Handle one INFO message; says whether a repeat of it may be skipped (see ``_IGNORED``)."""
         c = msg[0]
         if c == "C":
             if msg.startswith("Channel "):
                 if " via " in msg:
                     self.on_connection(i, p, msg)
-                return
+                    return _EVERY
+                return _IGNORED
             if msg.startswith("Connected all rings"):
                 r = _RING.match(msg)
                 if r:
                     self.on_ring(i, p, r)
-                return
+                    return _EVERY
+                return _IGNORED
             if msg.startswith("Could not enable P2P"):
                 r = _P2P_OFF.match(msg)
                 if r:
                     self.on_p2p_off(i, p, r)
-                return
+                    return _EVERY
+                return _IGNORED
             if msg.startswith("Could not open XML topology"):
                 r = _TOPO_FAIL.search(msg)
                 if r:
                     self.on_topo_fail(i, p, r.group(1), r.group(2))
-                return
+                    return _IDEM
+                return _IGNORED
         if c.isdigit():
             if " channels" in msg:
                 self.on_channels(i, p, msg)
-            return
+                return _IDEM
+            return _IGNORED
         if msg.startswith("NCCL version"):
             self.on_version(i, p, msg[len("NCCL version"):].strip())
-            return
+            return _IDEM
         if " set " in msg:
             r = _ENV.match(msg)
             if r:
                 # "NCCL_IB_HCA set to ..." is printed only when the variable is set, too
                 self.on_env(i, p, r.group(1), r.group(3), r.group(2) or "environment")
-                return
+                return _IDEM
         if "/Plugin" in msg[:20]:
             r = _PLUGIN.match(msg)
             if r:
                 self.on_plugin(i, p, r.group(1).lower(), r.group(2).strip(), msg)
-            return
+                return _IDEM
+            return _IGNORED
         if msg.startswith("NET/"):
-            self.on_net_line(i, p, msg)
-            return
+            return self.on_net_line(i, p, msg)
         if msg.startswith("Using network"):
             r = _USING_NETWORK.match(msg)
             if r:
                 self.on_using_network(i, p, r.group(1))
-            return
+                return _EVERY
+            return _IGNORED
         if "Init START" in msg or "Init COMPLETE" in msg:
             r = _INIT.search(msg)
             if r:
                 self.on_init(i, p, r, msg)
-            return
+                return _EVERY if r.group(3) == "COMPLETE" else _IDEM
+            return _IGNORED
+        if msg.startswith("Init timings"):
+            if self.per_comm >= _MAX_PER_COMM:
+                self.over_per_comm(i)
+                return _EVERY
+            r = _TIMINGS.match(msg)
+            if r:
+                _on_timings(self, i, p, r)
+                return _EVERY
+            return _IGNORED
         if msg.startswith("comm 0x"):
             r = _COMM.match(msg)
             if r:
                 self.on_comm(i, p, r)
-            return
+                return _IDEM
+            return _IGNORED
         if "Affinity for GPU" in msg or msg.startswith("Setting affinity"):
             self.on_affinity(i, p, msg)
-            return
+            return _IDEM
         if "GPU Direct RDMA" in msg:
             r = _GDR_GPU.search(msg)
             if r:
                 self.on_gdr_gpu(i, p, r)
-            return
+                return _IDEM
+            return _IGNORED
         if "->" in msg:
             r = _UNWIND.match(msg)
             if r:
                 last = self.last_warn.get((p.host, p.pid, p.tid))
                 if last is not None and last[3].get("result") is None:
                     last[3]["result"] = int(r.group(1))
-            return
+                return _EVERY
+            return _IGNORED
         if msg.startswith("HINT:"):
             last = self.last_warn.get((p.host, p.pid, p.tid))
             if last is not None:
                 hint = last[3].get("hint", "")
                 last[3]["hint"] = (hint + " " + msg[5:].strip()).strip()[:1000]
-            return
+            return _EVERY
         for regex, handler in _SIMPLE:
             r = regex.match(msg)
             if r:
                 handler(self, i, p, r)
-                return
+                return _IDEM
         if "Failed to open libibverbs" in msg:
             self.emit(m.NcclIbUnavailable, i, p, key=("libibverbs_missing",),
                       reason="libibverbs_missing", message=msg)
-        elif "Data Direct DMA" in msg:
+            return _IDEM
+        if "Data Direct DMA" in msg:
             r = _DATA_DIRECT.search(msg)
             if r:
                 self.emit(m.NcclDataDirect, i, p, key=(r.group(1),), device=r.group(1))
-        elif "Setting NCCL_" in msg:
+                return _IDEM
+            return _IGNORED
+        if "Setting NCCL_" in msg:
             r = _ENV_PLUGIN.search(msg)
             if r:
                 self.on_env(i, p, r.group(1), r.group(2), "plugin")
+                return _IDEM
+        return _IGNORED
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -398,32 +536,34 @@ class _State:
             value = value[:-1]
         self.emit(m.NcclEnv, i, p, key=(name, value, origin), name=name, value=value, origin=origin)
 
-    def on_net_line(self, i: int, p: _Proc, msg: str) -> None:
+    def on_net_line(self, i: int, p: _Proc, msg: str) -> int:
         r = _NET_USING.match(msg)
         if r:
             self.on_devlist(i, p, r.group(1), r.group(2))
-            return
+            return _EVERY
         r = _GDR_HCA.match(msg)
         if r:
             self.emit(m.NcclGdrHca, i, p, key=(r.group(4), r.group(3), r.group(1), r.group(2)),
                       hca=r.group(4), hca_index=int(r.group(3)), enabled=r.group(2) == "Enabled",
                       net=r.group(1))
-            return
+            return _IDEM
         if "No device found" in msg and msg.startswith("NET/IB"):
             self.emit(m.NcclIbUnavailable, i, p, key=("no_device",), reason="no_device", message=msg)
-            return
+            return _IDEM
         r = _OFI_NICS.match(msg)
         if r:
             self.ofi_nics[(p.host, p.pid)] = int(r.group(1))
-            return
+            return _IDEM
         r = _DATA_DIRECT.search(msg)
         if r:
             self.emit(m.NcclDataDirect, i, p, key=(r.group(1),), device=r.group(1))
-            return
+            return _IDEM
         r = _ENV_PLUGIN.search(msg)
         if r:
             # aws-ofi-nccl sets NCCL variables itself (NCCL_TOPO_FILE on known instance types)
             self.on_env(i, p, r.group(1), r.group(2), "plugin")
+            return _IDEM
+        return _IGNORED
 
     def on_devlist(self, i: int, p: _Proc, transport: str, rest: str) -> None:
         head, _, oob = rest.partition(";")
@@ -492,10 +632,23 @@ class _State:
         self.emit(m.NcclChannels, i, p, key=key, **counts)
 
     def on_connection(self, i: int, p: _Proc, msg: str) -> None:
-        r = _CONN.match(msg)
-        if r is None:
+        """``Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA``: counted, folded later."""
+        k = msg.find(" via ", 8)
+        if k < 0 or msg.find(" -> ", 8, k) < 0:
             return
-        via = r.group(4)
+        key = (p, msg[k + 5:])
+        e = self.conns.get(key)
+        if e is None:
+            self.conns[key] = [1, i, i]
+        else:
+            e[0] += 1
+            e[2] = i
+
+    def count_connections(self, p: _Proc, via: str, n: int, first: int, last: int) -> None:
+        """``n`` connection lines of one process over transport ``via``, lines first..last."""
+        via = via.rstrip()
+        if not via:
+            return
         parts = via.split("/")
         head = parts[0].upper()
         nic = net_name = ""
@@ -529,11 +682,12 @@ class _State:
         agg = self.transports.get((p.node, transport))
         if agg is None:
             agg = self.transports[(p.node, transport)] = dict(
-                first=i, last=i, n=0, gdr=0, pxn=0, nics=set(), nets=set(), modes=set(), pids=set())
-        agg["last"] = i
-        agg["n"] += 1
-        agg["gdr"] += gdr
-        agg["pxn"] += pxn
+                first=first, last=last, n=0, gdr=0, pxn=0, nics=set(), nets=set(), modes=set(),
+                pids=set())
+        agg["last"] = max(agg["last"], last)
+        agg["n"] += n
+        agg["gdr"] += n * gdr
+        agg["pxn"] += n * pxn
         if nic and len(agg["nics"]) < _MAX_LIST:
             agg["nics"].add(nic)
         if net_name and len(agg["nets"]) < _MAX_LIST:
@@ -592,6 +746,8 @@ class _State:
         rank, nranks = int(r.group(1)), int(r.group(2))
         self.note_rank(p, rank, nranks)
         if r.group(3) != "COMPLETE":
+            return
+        if self.over_per_comm(i):
             return
         bus = _BUSID.search(msg)
         cid = _COMMID.search(msg)
@@ -652,6 +808,11 @@ class _State:
     # -- end -----------------------------------------------------------------------------------
 
     def finish(self) -> None:
+        self.fold_connections()
+        if self.per_comm > _MAX_PER_COMM:
+            self.problem(self.per_comm_index, f"{self.per_comm - _MAX_PER_COMM} more per-rank init "
+                                              f"lines (Init COMPLETE, Init timings) than the "
+                                              f"{_MAX_PER_COMM} kept")
         for (host, pid), lists in self.devlists.items():
             for family, (i, fields, p, used) in lists.items():
                 if not used:
@@ -714,6 +875,8 @@ def _on_pattern(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_timings(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    if st.over_per_comm(i):
+        return
     parts = {k: float(v) for k, v in _TIMING_PART.findall(r.group(4) or "") if k in _TIMING_FIELDS}
     st.emit(m.NcclInitTimings, i, p, comm_rank=int(r.group(1)), nranks=int(r.group(2)),
             total=float(r.group(3)), **parts)
@@ -726,7 +889,6 @@ _SIMPLE = (
     (_MNNVL, _on_mnnvl),
     (_SYSTEM, _on_system),
     (_PATTERN, _on_pattern),
-    (_TIMINGS, _on_timings),
     (_TOPO_LOAD, _State.on_topo_load),
 )
 
@@ -756,12 +918,24 @@ def _category(loc: str, msg: str) -> str:
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
-    state = _State(doc, ctx)
-    for index, line in enumerate(doc.lines):
-        state.feed(index, line)
-    last = len(doc.lines) - 1
-    if last >= 0 and "NCCL" not in doc.lines[last] and _HEAD.match(doc.lines[last]):
-        state.problem(last, "log ends inside a line prefix (truncated)")
+    stream([(0, doc.lines)], ctx)
+
+
+def stream(batches: Iterable[tuple[int, list[str]]], ctx: ParseContext) -> None:
+    """Parse a log handed over in batches ``(index of the first line, lines)``, in order.
+
+    Memory stays bounded whatever the log's length: lines are aggregated as they come and
+    nothing keeps a line. ``parse`` is this with one batch.
+    """
+    state = _State(ctx.doc, ctx)
+    last = ""
+    last_index = -1
+    for base, lines in batches:
+        if lines:
+            state.feed_lines(base, lines)
+            last, last_index = lines[-1], base + len(lines) - 1
+    if last_index >= 0 and "NCCL" not in last and _HEAD.match(last):
+        state.problem(last_index, "log ends inside a line prefix (truncated)")
     if not state.recognised:
         raise NotApplicable("no NCCL debug lines")
     state.finish()
@@ -779,6 +953,7 @@ FORMATS = [
             m.NcclInitComplete, m.NcclInitTimings, m.NcclDataDirect, m.NcclWarn)),
         sniff=sniff,
         parse=parse,
+        stream=stream,
         command_patterns=(r"\bNCCL_DEBUG=(?:INFO|WARN|TRACE)\b",),
         description="NCCL_DEBUG=INFO/WARN log lines (host:pid:tid [dev] NCCL INFO ...), any NCCL 2.x",
     )

@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -39,11 +40,12 @@ from clusterdx.facts.ingest import ingest
 t0 = time.perf_counter()
 res = ingest([sys.argv[1]])
 elapsed = time.perf_counter() - t0
+ru = resource.getrusage(resource.RUSAGE_SELF)
 rec = res.inputs[0]
 kinds = {}
 for f in res.facts:
     kinds[f.fact_type] = kinds.get(f.fact_type, 0) + 1
-print(json.dumps(dict(seconds=elapsed, maxrss_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+print(json.dumps(dict(seconds=elapsed, cpu=ru.ru_utime + ru.ru_stime, maxrss_kib=ru.ru_maxrss,
                       format=rec.format, status=rec.status, reason=rec.reason, line_end=rec.line_end,
                       facts=len(res.facts), kinds=kinds, inputs=len(res.inputs))))
 """
@@ -166,7 +168,7 @@ def write_nccl_log(path: str | os.PathLike, size_bytes: int, *, ranks: int = 102
                 if pos[b] >= len(blocks[b]):
                     live[k] = live[-1]
                     live.pop()
-                if rng.random() < app_share:
+                if comm_no and rng.random() < app_share:  # training starts after the first init
                     it += 1
                     buf.append(f" [2025-07-14 02:{it // 60 % 60:02d}:{it % 60:02d}] iteration {it:>8d}/ 500000 | "
                                f"consumed samples: {it * 1024:>12d} | elapsed time per iteration (ms): "
@@ -189,15 +191,19 @@ def write_nccl_log(path: str | os.PathLike, size_bytes: int, *, ranks: int = 102
     return written, lines
 
 
-def grep_seconds(path: str, repeat: int = 3) -> tuple[float, int]:
-    best, count = float("inf"), -1
+def grep_seconds(path: str, repeat: int = 3) -> tuple[float, float, int]:
+    """(best wall seconds, best CPU seconds, count) of ``grep -c NCCL``."""
+    best, best_cpu, count = float("inf"), float("inf"), -1
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(["grep", "-c", "NCCL", path], capture_output=True, text=True,
                               env={**os.environ, "LC_ALL": "C"})
         best = min(best, time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best_cpu = min(best_cpu, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         count = int(proc.stdout.strip() or -1)
-    return best, count
+    return best, best_cpu, count
 
 
 def parse_in_child(path: str) -> dict:
@@ -230,19 +236,21 @@ def main() -> None:
             size, nlines = write_nccl_log(path, opts.size_mib * MiB)
             print(f"generated {path}: {size / MiB:.0f} MiB, {nlines:,} lines "
                   f"in {time.perf_counter() - t0:.1f} s")
-        g, count = grep_seconds(path)
-        print(f"grep -c NCCL: {count:,} lines in {g:.2f} s (best of 3)")
+        g, gcpu, count = grep_seconds(path)
+        print(f"grep -c NCCL: {count:,} lines in {g:.2f} s wall, {gcpu:.2f} s CPU (best of 3)")
         r = parse_in_child(path)
-        print(f"ingest: {r['seconds']:.2f} s, peak RSS {r['maxrss_kib'] / 1024:.0f} MiB, "
+        print(f"ingest: {r['seconds']:.2f} s wall, {r['cpu']:.2f} s CPU, peak RSS {r['maxrss_kib'] / 1024:.0f} MiB, "
               f"format {r['format']}, status {r['status']}, {r['facts']:,} facts, "
               f"lines {r['line_end']:,}")
         if r["reason"]:
             print(f"  reason: {r['reason'][:300]}")
         print("  facts by type: " + ", ".join(f"{k} {v}" for k, v in sorted(r["kinds"].items())))
         ratio = r["seconds"] / g
+        cpu_ratio = r["cpu"] / max(gcpu, 1e-3)
         rss = r["maxrss_kib"] / 1024
+        # the wall ratio is the target; the CPU ratio is steadier on a busy machine
         print(f"RESULT size={size / MiB:.0f}MiB lines={nlines} grep={g:.2f}s parse={r['seconds']:.2f}s "
-              f"ratio={ratio:.1f}x peak_rss={rss:.0f}MiB "
+              f"ratio={ratio:.1f}x cpu_ratio={cpu_ratio:.1f}x peak_rss={rss:.0f}MiB "
               f"[{'ok' if ratio <= 10 else 'over 10x'}; {'ok' if rss < 300 else 'over 300 MiB'}]")
     finally:
         if tmpdir:

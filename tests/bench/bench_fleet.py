@@ -11,7 +11,9 @@ Planted faults: kernel.numa_balancing = 1 on 3 nodes, governor powersave on 2, h
 1; drift: another NCCL version on 4 nodes, another kernel command line on 2. The fleet must be
 diagnosed in under 60 s with -j 2 on a 2-core machine, every planted fault and drift found, and
 the time must grow linearly with the number of nodes. Each run is a fresh `clusterdx fleet`
-process, as a user runs it; peak RSS is that of the largest child process (the CLI or a worker).
+process, as a user runs it; peak RSS is that of the largest child process (the CLI or a worker),
+and CPU is the user+system time of the command and its workers (on a busy machine, CPU / jobs is
+what the wall time would be on an idle one).
 """
 
 from __future__ import annotations
@@ -137,14 +139,21 @@ def check(report: dict, planted: dict[str, set[str]]) -> list[str]:
     return problems
 
 
-def run(root: Path, jobs: int) -> tuple[float, dict]:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(root: Path, jobs: int) -> tuple[float, float, dict]:
+    """(wall seconds, CPU seconds of the command and its workers, report)."""
+    cpu0 = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "clusterdx", "fleet", str(root), "-j", str(jobs), "-f", "json"],
                           capture_output=True, text=True, cwd=ROOT)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"clusterdx fleet failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return elapsed, json.loads(proc.stdout)
+    return elapsed, _children_cpu() - cpu0, json.loads(proc.stdout)
 
 
 def main() -> None:
@@ -166,13 +175,14 @@ def main() -> None:
             planted = generate(root, n)
             gen_s = time.perf_counter() - t0
             files = sum(1 for _ in root.rglob("*") if _.is_file())
-            elapsed, report = run(root, opts.jobs)
+            elapsed, cpu_s, report = run(root, opts.jobs)
             rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             problems = check(report, planted)
             ok &= not problems and elapsed < LIMIT_S or n < max(sizes)
             rows.append((n, elapsed, rss_mb))
             print(f"{n:>5} nodes ({files} files, generated in {gen_s:.1f} s): {elapsed:6.1f} s, "
-                  f"{elapsed / n * 1000:.1f} ms/node, peak RSS {rss_mb:.0f} MiB, "
+                  f"{elapsed / n * 1000:.1f} ms/node, CPU {cpu_s:.1f} s ({cpu_s / n * 1000:.0f} ms/node), "
+                  f"peak RSS {rss_mb:.0f} MiB, "
                   f"{'all planted faults and drift found' if not problems else 'PROBLEMS'}")
             for p in problems:
                 print(f"      {p}")

@@ -23,7 +23,7 @@ from clusterdx.engine.ir import CompiledRule, Conjunction, Pattern, Test
 
 TYPES = ("t.a", "t.b", "t.c")
 STRINGS = ("x", "y", "zz", "x.y", "")
-NUMS = (-1.0, 0.0, 0.5, 1.0, 2.0, 10.0, 1e6)
+NUMS = (-1.0, 0.0, 0.5, 1.0, 2.0, 10.0, 1e6, 7e-13, 1e20, 15e-255)
 
 
 def rand_test(rng: random.Random) -> Test:

@@ -41,6 +41,9 @@ def test_folder_with_a_subfolder_per_node_is_split(tmp_path, make_node, kb):
 def test_separate_paths_are_one_node_each(make_node, kb):
     paths = [make_node(f"n{i}") for i in range(2)]
     assert [b.name for b in split_bundles(paths)] == ["n0", "n1"]
+    (paths[0] / "commands").mkdir()
+    (paths[0] / "files").mkdir()
+    assert split_bundles([paths[0]]) == [Bundle("n0", (str(paths[0]),))]  # an extracted collect bundle
 
 
 def test_per_rank_nccl_log_over_two_hosts_names_both(tmp_path, kb):
@@ -165,3 +168,8 @@ def test_json_output_validates_against_the_published_schema(make_node):
     assert all(isinstance(h["nodes"], list) for h in report["hypotheses"])
     text = run("fleet", str(d.parent), "-j", "1")
     assert "Configuration drift" in text and "gpu-0: 2.18.3" in text
+
+
+def test_committed_fleet_schema_is_current():
+    committed = json.loads((ROOT / "docs" / "fleet.schema.json").read_text())
+    assert committed == json.loads(json.dumps(FleetReport.model_json_schema(by_alias=True)))

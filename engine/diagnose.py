@@ -95,8 +95,9 @@ def diagnose(target: Collected, baseline: Collected | None = None, kb: Knowledge
 
 def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
                   redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
-                  extra_evidence: Sequence[Any] | None = None) -> Diagnosis:
-    """``extra_evidence``: evidence from outside the rules (a user's answer to a KB question), items
+                  extra_evidence: Sequence[Any] | None = None, next_probes: bool = True) -> Diagnosis:
+    """``next_probes=False`` skips the next-probe search (fleet workers merge nodes instead).
+    ``extra_evidence``: evidence from outside the rules (a user's answer to a KB question), items
     with ``rule_id``, ``node``, ``effect``, ``strength`` and ``message`` (see
     :class:`clusterdx.engine.questions.ExtraEvidence`); it joins the ranking like a rule's."""
     from clusterdx.facts.derive import compare, derive_all
@@ -126,16 +127,25 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
                                      message=item.message, facts=[], matches=1)
     graph = kb.graph
     assert graph is not None  # load_kb refuses a KB whose graph did not build
-    scored = score(graph, refs, gap.gap_pct if gap else None, site.priors)
+    # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
+    bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
+    scored = score(graph, refs, bound, site.priors)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out)
                   for rank, s in enumerate(reportable(scored), 1)]
     present = {f.fact_type for f in facts}
-    suggestions = suggest(kb, results, refs, present, gap.gap_pct if gap else None, site.priors,
-                          payloads=[f.payload() for f in facts], engine_rules={r.id: r for r in engine.rules})
+    suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in facts],
+                          engine_rules={r.id: r for r in engine.rules}) if next_probes else []
     if gap is not None:
-        explained = min(gap.gap_pct, sum(h.impact_pct for h in hypotheses))
+        # a busbw gap is explained only by causes that act through slower collectives
+        sharing = [h for h in hypotheses if gap.basis == "baseline"
+                   or "collective-slow" in graph.attenuation.get(h.id, {})]
+        explained = min(gap.gap_pct, sum(min(h.impact_pct, gap.gap_pct) for h in sharing))
         gap.explained_pct = round(max(explained, 0.0), 2)
         gap.unexplained_pct = round(max(gap.gap_pct - explained, 0.0), 2)
+    if differences:
+        from clusterdx.facts.derive.compare import rank_differences
+
+        differences = list(rank_differences(differences, hypotheses))
     inputs = [_input_out(i, "target") for i in target.inputs]
     if baseline is not None:
         inputs += [_input_out(i, "baseline") for i in baseline.inputs]

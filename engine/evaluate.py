@@ -78,8 +78,9 @@ class RuleEngine:
                 kept.append(Match(firing.conjunction,
                                   {p.alias: facts[i] for p, i in zip(conj.positives, firing.facts)}))
         results: list[RuleResult] = []
+        by_type = oracle.index_by_type(payloads)
         for ri, rule in enumerate(self.rules):
-            missing = oracle.missing_requirements(rule, payloads)
+            missing = oracle.missing_requirements(rule, by_type)
             if missing:
                 results.append(RuleResult(rule.id, "not_evaluated", missing=missing))
                 continue

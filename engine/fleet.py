@@ -145,21 +145,14 @@ class NodeResult:
 _STATE: dict[str, Any] = {}
 
 
-def _no_suggestions(*_: Any, **__: Any) -> list:
-    return []
-
-
 def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool) -> None:
     """Pool initializer: load and compile the knowledge base once per worker process.
 
-    Workers are dedicated to fleet diagnosis, whose report has no per-node next probes; the
-    next-probe search (a what-if re-ranking per probe, most of a diagnosis's time) is switched off
-    in them. TODO: a ``next_probes=False`` argument of ``run_diagnosis`` would say this directly.
+    Fleet reports have no per-node next probes, so workers diagnose with ``next_probes=False``
+    (the next-probe search, a what-if re-ranking per probe, is most of a diagnosis's time).
     """
-    from clusterdx.engine import diagnose as diagnose_mod
     from clusterdx.engine.diagnose import engine_for
 
-    diagnose_mod.suggest = _no_suggestions  # this process only: it is a fleet worker
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.site import SiteConfig
 
@@ -213,7 +206,7 @@ def _input_out(rec: Any) -> NodeInput:
 
 def _run_task(task: Task) -> list[NodeResult]:
     """Ingest the task's bundles, group by node, diagnose each node; never raises."""
-    from clusterdx.engine.diagnose import Collected, diagnose
+    from clusterdx.engine.diagnose import Collected, run_diagnosis
 
     kb, site, redact = _STATE["kb"], _STATE["site"], _STATE["redact"]
     start = time.perf_counter()
@@ -278,8 +271,8 @@ def _run_task(task: Task) -> list[NodeResult]:
                 result.error = "; ".join(f"{r.path}: {r.reason}" for r in failed_inputs[:3])
             try:
                 extra = list(task.extra.get(node, []))
-                report = diagnose(Collected(records, facts + extra, [b.name for b in result.sources]),
-                                  kb=kb, site=site, redact=redact)
+                report = run_diagnosis(Collected(records, facts + extra, [b.name for b in result.sources]),
+                                       kb=kb, site=site, redact=redact, next_probes=False).report
                 result.hypotheses = [NodeHypothesis(
                     id=h.id, title=h.title, layer=h.layer, confidence=h.confidence, impact_pct=h.impact_pct,
                     evidence=[e.message for e in h.evidence[:EVIDENCE_PER_NODE]]) for h in report.hypotheses]

@@ -76,6 +76,15 @@ def matches(rule: CompiledRule, payloads: Sequence[dict[str, Any]]) -> list[tupl
     return out
 
 
-def missing_requirements(rule: CompiledRule, payloads: Iterable[dict[str, Any]]) -> list[Pattern]:
-    payloads = list(payloads)
-    return [req for req in rule.requires if not any(pattern_holds(req, p) for p in payloads)]
+def index_by_type(payloads: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    index: dict[str, list[dict[str, Any]]] = {}
+    for p in payloads:
+        index.setdefault(p.get("type", ""), []).append(p)
+    return index
+
+
+def missing_requirements(rule: CompiledRule, payloads: Iterable[dict[str, Any]] | dict[str, list[dict[str, Any]]]
+                         ) -> list[Pattern]:
+    """Required patterns no fact satisfies; ``payloads`` may be pre-indexed by type."""
+    index = payloads if isinstance(payloads, dict) else index_by_type(payloads)
+    return [req for req in rule.requires if not any(pattern_holds(req, p) for p in index.get(req.fact_type, ()))]

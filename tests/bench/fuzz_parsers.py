@@ -48,6 +48,8 @@ from clusterdx.facts.formats import all_formats  # noqa: E402
 from clusterdx.facts.ingest import _decode, ingest  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
+#: mutated inputs are cut here (stacked repeats would otherwise reach hundreds of MB)
+MAX_INPUT = 1 << 20
 
 
 class Slow(Exception):
@@ -269,7 +271,7 @@ def fuzz_format(fmt, seeds, own, rng, seconds, slow, out) -> tuple[int, list]:
         base = rng.choice(pool)[1] if rng.random() < 0.8 else rng.choice(seeds)[1]
         data = base
         for _ in range(rng.randint(1, 4)):
-            data = mutate(rng, data, seeds)
+            data = mutate(rng, data, seeds)[:MAX_INPUT]
         tried += 1
         got = check(fmt, data, slow)
         if got is None:
@@ -292,7 +294,7 @@ def fuzz_ingest(seeds, rng, seconds, out) -> tuple[int, list]:
         while time.monotonic() < deadline:
             data = rng.choice(seeds)[1]
             for _ in range(rng.randint(1, 4)):
-                data = mutate(rng, data, seeds)
+                data = mutate(rng, data, seeds)[:MAX_INPUT]
             path.write_bytes(data)
             tried += 1
             try:

@@ -83,6 +83,8 @@ def test_probe_for_removed_decisive_file_is_in_top_three(tmp_path, case_dir, fil
 
 def _derived_sources(types: set[str]) -> set[str]:
     """Derived fact types come from parsed ones: a probe yielding those counts."""
+    from clusterdx.facts.derive import SOURCES
+
     sources = {
         "cpu.freq_shortfall": {"cpu.turbostat", "cpu.effective_freq", "cpu.info"},
         "placement.rank_binding": {"proc.affinity", "topo.gpu"},
@@ -94,5 +96,5 @@ def _derived_sources(types: set[str]) -> set[str]:
     }
     out: set[str] = set()
     for t in types:
-        out |= sources.get(t, set())
+        out |= sources.get(t, set()) | set(SOURCES.get(t, ()))
     return out

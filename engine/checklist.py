@@ -24,7 +24,6 @@ from clusterdx.engine.weights import CHECK_FAIL
 
 Status = Literal["fail", "warn", "pass", "not checked", "not applicable"]
 STATUS_ORDER: tuple[str, ...] = ("fail", "warn", "not checked", "pass", "not applicable")
-WARN_MIN = 0.3
 #: refuting evidence on a downstream node counts as ruling a cause out when the cause predicts
 #: that node at least this strongly (attenuation along the strongest path)
 PREDICTS = 0.8
@@ -59,9 +58,12 @@ def _not_applicable(gates: dict[str, list[str]], facts: Sequence[Any]) -> str:
                 return f"the node's CPU architecture is {', '.join(sorted(seen))}"
         if gate == "virtualization":
             roles = _fact_values(facts, "platform.virtualization", "role")
-            hv = _fact_values(facts, "platform.virtualization", "hypervisor") - {"none", "unknown"}
+            hv = (_fact_values(facts, "platform.virtualization", "hypervisor")
+                  | _fact_values(facts, "cpu.info", "hypervisor_vendor")) - {"none", "unknown", ""}
             if roles and "guest" in allowed_l and roles <= {"bare-metal"} and not hv:
                 return "the node is bare metal (systemd-detect-virt)"
+            if allowed_l <= {"bare-metal", "none"} and ("guest" in roles or hv):
+                return f"the node is a virtual machine ({', '.join(sorted(hv)) or 'guest'})"
     return ""
 
 
@@ -94,7 +96,8 @@ def build(kb: KnowledgeBase, report: Any, facts: Sequence[Any], mandatory: Seque
                     h.confidence if h else None, sorted(set(supports)), missing, probes, node.id in mandatory)
         if h is not None and supports and (firm or h.confidence >= CHECK_FAIL):
             item.status, item.reason = "fail", f"confirmed (confidence {h.confidence:.2f}) by {', '.join(sorted(set(supports)) or [e.rule for e in h.evidence])}"
-        elif h is not None and (supports or h.confidence >= WARN_MIN):
+        elif h is not None:
+            # listed in the ranking at all means evidence supports it
             item.status, item.reason = "warn", f"suspected (confidence {h.confidence:.2f})"
         elif na:
             item.status, item.reason = "not applicable", na

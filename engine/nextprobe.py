@@ -13,12 +13,16 @@ when the facts in hand already match the rule's other patterns — an arm64 Grac
 rule), or the ones that refute it fire. Each outcome is scored with the same
 :func:`clusterdx.engine.rank.score` the ranking uses, and the expected drop in the cause's binary
 entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
-Grace rule) are left out. A probe's value is the sum over causes, weighted 3 for the two
+Grace rule) are left out. A probe's gain is its largest weighted gain on one cause plus a quarter
+of the others (a broad dump should not win on breadth alone), weighted 3 for the two
 leading suspects (the most confident causes with evidence), 1.5 for other causes with evidence,
-1 for causes whose context matches (something collected is what their rules look at) and 0.1
-for causes nothing points at yet (fishing), divided
-by its cost: one unit, plus its duration in minutes, plus 2 when it needs root and 3 when it
-disturbs the running job.
+1 for causes whose unlocked rules already match the collected facts in part, 0.3 for causes
+whose rules look at something collected, and 0.1 for causes nothing points at yet (fishing),
+divided
+by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root and 3 when it
+disturbs the running job. The list starts with the collection that would settle each of the
+two leading suspects best, whatever its cost (what an expert would ask for next), then the rest
+by value.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class Suggestion:
     unlocks: list[str] = field(default_factory=list)
     bears_on: list[str] = field(default_factory=list)
     separates: tuple[str, str] | None = None
+    #: weighted gain per cause, for picking the best probe for each leading suspect
+    per_cause: dict[str, float] = field(default_factory=dict)
 
 
 def _entropy(scored: list[Scored], focus: set[str]) -> float:
@@ -85,7 +91,7 @@ def _feasibility(rule_id: str, engine_rules: dict, payloads: list[dict], present
 
 def probe_cost(kb: KnowledgeBase, probe_id: str) -> float:
     p = kb.probes[probe_id]
-    return 1.0 + p.duration_s / 60.0 + (2.0 if p.needs_root else 0.0) + (3.0 if p.disturbs_workload else 0.0)
+    return 1.0 + p.duration_s / 60.0 + (0.5 if p.needs_root else 0.0) + (3.0 if p.disturbs_workload else 0.0)
 
 
 def _h(p: float) -> float:
@@ -118,8 +124,13 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
     next_key = max((r.key for r in refs), default=-1) + 1
     out: list[Suggestion] = []
+    from clusterdx.facts.formats import all_formats
+
+    formats = all_formats()
     for probe in kb.probes.values():
-        gives = obtainable(set(probe.yields))
+        # what the probe's output parses into: its declared facts and its format's
+        declared = set(probe.yields) | set(formats[probe.format].facts if probe.format in formats else ())
+        gives = obtainable(declared)
         if gives <= present_types:
             continue
         unlocked = [r for r in waiting if feasible[r.rule_id] > 0
@@ -137,7 +148,6 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
                     sides.setdefault(cause, {"supports": [], "refutes": []})[e.effect].append(ref)
                     if e.effect == "supports" and feasible[r.rule_id] == 1.0:
                         context[cause] = True
-        gain = 0.0
         moved: dict[str, float] = {}
         for cause, by_effect in sides.items():
             p = conf.get(cause, 0.0)
@@ -153,19 +163,33 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
                 weight = 3.0
             elif cause in leading:
                 weight = 1.5
-            elif context.get(cause) or cause in in_context:
+            elif context.get(cause):
                 weight = 1.0
+            elif cause in in_context:
+                weight = 0.3
             else:
                 weight = 0.1
-            gain += weight * eig
             moved[cause] = weight * eig
+        # a probe is worth what it settles about the cause it bears on most; what it says about
+        # others counts a quarter, so a broad dump does not win on breadth alone
+        best = max(moved.values(), default=0.0)
+        gain = best + 0.25 * (sum(moved.values()) - best)
         bears = [c for c, d in sorted(moved.items(), key=lambda kv: (-kv[1], kv[0])) if d > 0.005][:3]
         cost = probe_cost(kb, probe.id)
         separates = (bears[0], bears[1]) if len(bears) >= 2 else None
         out.append(Suggestion(probe.id, round(gain, 4), round(cost, 3), round(gain / cost, 4),
-                              sorted(r.rule_id for r in unlocked), bears, separates))
+                              sorted(r.rule_id for r in unlocked), bears, separates, moved))
     out.sort(key=lambda s: (-s.value, s.probe_id))
-    return out[:limit]
+    # for each of the two leading suspects, the collection that would settle it best, whatever it
+    # costs, comes first: that is the command an expert would ask for; cheaper ones follow
+    first: list[Suggestion] = []
+    leaders = sorted(top_two, key=lambda c: -conf.get(c, 0.0))
+    for cause in leaders:
+        best = max(out, key=lambda s: (s.per_cause.get(cause, 0.0), -s.cost), default=None)
+        if best is not None and best.per_cause.get(cause, 0.0) > 0.01 and best not in first:
+            first.append(best)
+    rest = [s for s in out if s not in first]
+    return (first + rest)[:limit]
 
 
 def _conf_of(scored: list[Scored], cause: str) -> float:

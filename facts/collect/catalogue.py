@@ -89,8 +89,9 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
     Probe("ibv-devinfo", argv=("ibv_devinfo", "-v"), format="ibv_devinfo"),
     Probe("ibdev2netdev", argv=("ibdev2netdev", "-v"), format="ibdev2netdev"),
     Probe("infiniband-ports", files=tuple(f"/sys/class/infiniband/*/ports/*/{k}"
-                                          for k in ("state", "rate", "phys_state", "link_layer", "counters/*")),
-          format="ib-sysfs"),
+                                          for k in ("state", "rate", "phys_state", "link_layer", "counters/*",
+                                                    "hw_counters/*")),
+          format="ib-sysfs", kb_probe="ib-sysfs-ports-counters"),
     # the KB's lspci-vvv probe asks for root (capabilities); without root the link status is still there
     Probe("lspci-vvv", argv=("lspci", "-vvv"), format="lspci-vvv", kb_probe="lspci-vvv", timeout_s=20.0),
     # -- what this process (and a container) sees
@@ -109,6 +110,7 @@ NOT_SNAPSHOT: dict[str, str] = {
     "proc-environ": "collected with --pid or --process-name",
     "rank-affinity": "collected with --pid or --process-name",
     "numastat-pid": "collected with --pid or --process-name",
+    "proc-status-rank": "collected with --pid or --process-name",
     "k8s-pod-spec": "needs the Kubernetes API and the pod's name: attach `kubectl get pod POD -o yaml`",
     "nsys-stats-osrt": "needs an Nsight Systems report of the job: attach its `nsys stats` output",
 }

@@ -67,6 +67,21 @@ _PATH = r"(?:/sys)?[\w./:-]*?/infiniband/(?P<dev>[^/\s:]+)/(?:ports/(?P<port>\d+
 _LINE = re.compile(r"^\s*" + _PATH + r":(?P<value>.*)$")
 _HEAD = re.compile(r"^\s*==>\s*" + _PATH + r"\s*<==\s*$")
 _CAT = re.compile(r"\bcat\s+" + _PATH + r"\s*$")
+#: a sysfs path fits in PATH_MAX (4096); the path regexes backtrack quadratically on long lines,
+#: so only a line's head is matched (the value after the path may be longer)
+_MAX_MATCH = 4200
+
+
+def _match_line(line: str) -> tuple[re.Match[str], str] | None:
+    """(match, value) for an ``attribute:value`` line, the value taken from the whole line."""
+    m = _LINE.match(line[:_MAX_MATCH])
+    if m is None:
+        return None
+    return m, line[m.start("value"):]
+
+
+def _match_head(line: str) -> re.Match[str] | None:
+    return _HEAD.match(line) if len(line) <= _MAX_MATCH else None
 
 #: counter file / perfquery name -> IbCounters field
 COUNTER_FIELDS = {
@@ -117,7 +132,7 @@ def sniff(doc: Document) -> float:
     lines = [ln for ln in doc.lines[:200] if ln.strip()]
     if not lines:
         return 0.0
-    hits = sum(1 for ln in lines if _LINE.match(ln) or _HEAD.match(ln))
+    hits = sum(1 for ln in lines if _match_line(ln) or _match_head(ln))
     if not hits:
         return 0.0
     return 0.6 + 0.35 * min(1.0, hits / len(lines))
@@ -135,13 +150,13 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for i, line in enumerate(doc.lines):
         if not line.strip():
             continue
-        m = _HEAD.match(line)
+        m = _match_head(line)
         if m:
             pending = (i, m)
             continue
-        m = _LINE.match(line)
-        if m:
-            _record(ctx, i, i, m, m.group("value"), ports, counters, devices)
+        found = _match_line(line)
+        if found:
+            _record(ctx, i, i, found[0], found[1], ports, counters, devices)
             pending = None
         elif pending is not None:
             _record(ctx, pending[0], i, pending[1], line, ports, counters, devices)

@@ -146,7 +146,7 @@ _MAX_PROBLEMS = 50
 #: creates communicators over and over would otherwise grow them without bound
 _MAX_PER_COMM = 16384
 #: entries in each of the caches that let repeated lines skip the regexes
-_MAX_CACHE = 1 << 17
+_MAX_CACHE = 1 << 16
 
 # What a repeat of an INFO message needs (on_info's answer): nothing, whoever prints it
 # (_IGNORED); nothing when the same process prints it again (_IDEM: a fact kept once, a rank

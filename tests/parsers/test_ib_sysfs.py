@@ -126,3 +126,24 @@ def test_single_cat_and_pci_device_path():
     ctx = parse_text("ib-sysfs", "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband/mlx5_0/ports/1/"
                                  "phys_state:5: LinkUp\n")
     assert of_type(ctx, "ib.port")[0].phys_state == "LinkUp"
+
+
+def test_huge_path_like_line_is_not_quadratic():
+    # found by tests/bench/fuzz_parsers.py: a 100k-character line of repeated sysfs path pieces
+    # made the path regex backtrack for tens of seconds (in the sniffer, on any input)
+    import time
+
+    from clusterdx.facts.parsers import ib_sysfs
+
+    noise = "/sys/class/infiniband/mlx5_1/ports/1/sta" * 2500
+    text = "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE\n" + noise + "\n"
+    start = time.process_time()
+    assert ib_sysfs.sniff(Document.from_text(text)) > 0.5
+    ctx = parse_text("ib-sysfs", text)
+    assert time.process_time() - start < 2.0
+    assert of_type(ctx, "ib.port")[0].state == "Active"
+    assert len(ctx.warnings) == 1
+    # a long value after a short path is still read whole
+    long_value = parse_text("ib-sysfs", "/sys/class/infiniband/mlx5_0/ports/1/link_layer:"
+                                        + "x" * 6000 + "InfiniBand\n")
+    assert of_type(long_value, "ib.port")[0].link_layer.endswith("InfiniBand")

@@ -85,3 +85,18 @@ def test_never_raises_anything_else(text):
         parse_text("ibdev2netdev", text)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_huge_line_is_not_quadratic():
+    # found by tests/bench/fuzz_parsers.py: a 200k-character line of repeated `-v` output made the
+    # verbose-line regex backtrack for seconds
+    import time
+
+    line = "0000:17:00.0 mlx5_0 (MT4129 - MCX75310AAS-NEAT) NVIDIA ConnectX-7 HHHL Adapter c"
+    text = ("0000:17:00.0 mlx5_0 (MT4129 - MCX75310AAS-NEAT) NVIDIA ConnectX-7 HHHL Adapter card "
+            "fw 28.39.2048 port 1 (ACTIVE) ==> ibp23s0 (Up)\n" + line * 2500 + "\n")
+    start = time.process_time()
+    assert ibdev2netdev.sniff(Document.from_text(text)) >= 0.5
+    ctx = parse_text("ibdev2netdev", text)
+    assert time.process_time() - start < 2.0
+    assert len(of_type(ctx, "net.netdev_map")) == 1 and len(ctx.warnings) == 1

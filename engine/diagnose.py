@@ -106,6 +106,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     kb = kb or load_kb()
     ref = select(reference, target.facts)
     facts = derive_all(target.facts, ref)
+    facts = facts + cross_node_facts(facts)
     differences: list[Difference] = []
     if baseline is not None:
         base_facts = derive_all(baseline.facts, ref)
@@ -168,6 +169,31 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         reference=describe(ref),
     )
     return Diagnosis(report, facts)
+
+
+GENERIC_NODES = {"node", "unknown", "test-node", ""}
+
+
+def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3) -> list[Fact]:
+    """Outliers and drift among the nodes of one diagnosis, when its inputs name several hosts
+    (a bundle per node under one folder, per-rank logs from a whole job): the same facts
+    ``clusterdx fleet`` derives, so a straggler or a drifted node is named here too."""
+    from clusterdx.engine import drift, outliers
+
+    by_node: dict[str, list[Fact]] = {}
+    for f in facts:
+        if f.node not in GENERIC_NODES and not f.fact_type.startswith("fleet."):
+            by_node.setdefault(f.node, []).append(f)
+    if len(by_node) < min_nodes:
+        return []
+    out: list[Fact] = []
+    values = {n: outliers.node_metrics(fs) for n, fs in by_node.items()}
+    for group in outliers.outlier_facts(outliers.find_outliers(values)).values():
+        out.extend(group)
+    configs = {n: drift.node_config(fs) for n, fs in by_node.items()}
+    for group in drift.drift_facts(drift.find_drift(configs)).values():
+        out.extend(group)
+    return out
 
 
 def _input_out(record: Any, side: str) -> InputOut:

@@ -31,6 +31,8 @@ def shipped_dirs() -> tuple[Path, Path]:
 
 
 SKIP_DIRS = {"cases", "reference", "__pycache__"}
+#: documents that may live in a KB folder but are read by their own loaders
+NOT_KB_SCHEMAS = {"clusterdx/site/v1", "clusterdx/reference/v1", "clusterdx/bundle/v1"}
 
 
 @dataclass
@@ -121,6 +123,8 @@ def _load_document(kb: KnowledgeBase, path: Path) -> None:
         kb.problems.append(Problem("KB002", "expected a mapping with a 'schema' key", name, 1, 1))
         return
     schema = data.get("schema")
+    if schema in NOT_KB_SCHEMAS:
+        return  # a site configuration or reference table kept beside the KB files
     model = DOC_MODELS.get(schema) if isinstance(schema, str) else None
     if model is None:
         line, col = located.loc(("schema",))

@@ -19,7 +19,7 @@ leading suspects (the most confident causes with evidence), 1.5 for other causes
 1 for causes whose unlocked rules already match the collected facts in part, 0.3 for causes
 whose rules look at something collected, and 0.1 for causes nothing points at yet (fishing),
 divided
-by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root and 3 when it
+by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root, 1 when it runs only on the hypervisor and 3 when it
 disturbs the running job. The list starts with the collection that would settle each of the
 two leading suspects best, whatever its cost (what an expert would ask for next), then the rest
 by value.
@@ -91,7 +91,10 @@ def _feasibility(rule_id: str, engine_rules: dict, payloads: list[dict], present
 
 def probe_cost(kb: KnowledgeBase, probe_id: str) -> float:
     p = kb.probes[probe_id]
-    return 1.0 + p.duration_s / 60.0 + (0.5 if p.needs_root else 0.0) + (3.0 if p.disturbs_workload else 0.0)
+    # a probe that runs only on the hypervisor needs access to another machine than the one diagnosed
+    elsewhere = 1.0 if set(p.where) == {"hypervisor"} else 0.0
+    return (1.0 + p.duration_s / 60.0 + (0.5 if p.needs_root else 0.0) + (3.0 if p.disturbs_workload else 0.0)
+            + elsewhere)
 
 
 def _h(p: float) -> float:
@@ -185,7 +188,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     first: list[Suggestion] = []
     leaders = sorted(top_two, key=lambda c: -conf.get(c, 0.0))
     for cause in leaders:
-        best = max(out, key=lambda s: (s.per_cause.get(cause, 0.0), -s.cost), default=None)
+        # ties go to the more specific collection (fewer other rules), then the cheaper one
+        best = max(out, key=lambda s: (round(s.per_cause.get(cause, 0.0), 6), -len(s.unlocks), -s.cost),
+                   default=None)
         if best is not None and best.per_cause.get(cause, 0.0) > 0.01 and best not in first:
             first.append(best)
     rest = [s for s in out if s not in first]

@@ -894,7 +894,7 @@ _SIMPLE = (
 
 
 def _sorted(values: set[str]) -> list[str]:
-    return sorted(values, key=lambda v: (0, int(v), "") if v.isdigit() else (1, 0, v))
+    return sorted(values, key=lambda v: (0, int(v), "") if v.isdecimal() else (1, 0, v))
 
 
 def _category(loc: str, msg: str) -> str:

@@ -56,6 +56,7 @@ Total                    61661.21         3112.52        64773.73
 """
 
 _TITLE = re.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d+) \((.*)\))?\s*$")
+_MAX_NODE = 4095
 _HEADER = re.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s*)+)(Total)?\s*$")
 _DASHES = re.compile(r"^[\s-]+$")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
@@ -97,6 +98,11 @@ def _tables(doc: Document, ctx: ParseContext) -> list[_Table]:
         if h:
             nodes = [int(n) for n in re.findall(r"Node\s+(\d+)", h.group(1))]
             has_total = bool(h.group(2))
+            if max(nodes) > _MAX_NODE:
+                # Linux has at most 1024 NUMA nodes (MAX_NUMNODES); rows are indexed by node
+                ctx.warn(i, f"NUMA node {max(nodes)} out of range; table skipped")
+                nodes = []
+                table = None
             continue
         if _DASHES.match(line):
             continue
@@ -152,7 +158,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                 continue
             _emit(ctx, table.pid, table.name, per_node, table.lines.get("Total", table.title_line))
             continue
-        procs = [k for k in table.rows if k.isdigit()]
+        procs = [k for k in table.rows if k.isdecimal()]
         if not procs:
             ctx.warn(table.title_line, "no process rows: output truncated?")
             continue

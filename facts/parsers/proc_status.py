@@ -104,7 +104,7 @@ def _int(ctx: ParseContext, rec: _Record, key: str) -> int | None:
     if key not in rec.values:
         return None
     i, val = rec.values[key]
-    if not val.isdigit():
+    if not val.isdecimal():
         ctx.warn(i, f"{key}: expected a number, got {val[:40]!r}")
         return None
     return int(val)
@@ -131,7 +131,7 @@ def _records(doc: Document) -> list[_Record]:
             continue
         label = int(m.group("label")) if m.group("label") else None
         ppid = m.group("ppid")
-        path_pid = int(ppid) if ppid and ppid.isdigit() else None
+        path_pid = int(ppid) if ppid and ppid.isdecimal() else None
         slot = (label, path_pid)
         rec = current.get(slot)
         key = m.group("key")

@@ -124,3 +124,16 @@ def test_never_raises_anything_else(text):
 ])
 def test_command_patterns(command, expected):
     assert numastat.FORMATS[0].matches_command(command) is expected
+
+
+def test_absurd_node_number_is_skipped_not_a_crash():
+    # found by tests/bench/fuzz_parsers.py: a header "Node 18446744073709551616" raised
+    # OverflowError (and a merely large one would allocate a list that long)
+    text = ("Per-node process memory usage (in MBs)\n"
+            "PID   Node 0          Node 18446744073709551616           Total\n"
+            "2214094        580   2904.18        6\n")
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "numastat-p")
+    numastat.FORMATS[0].parse(doc, ctx)
+    assert ctx.facts == []
+    assert any("out of range" in m for _, m in ctx.warnings)

@@ -18,9 +18,8 @@ of the others (a broad dump should not win on breadth alone), weighted 3 for the
 leading suspects (the most confident causes with evidence), 1.5 for other causes with evidence,
 1 for causes whose unlocked rules already match the collected facts in part, 0.3 for causes
 whose rules look at something collected, and 0.1 for causes nothing points at yet (fishing),
-divided
-by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root, 1 when it runs only on the hypervisor and 3 when it
-disturbs the running job. The list starts with the collection that would settle each of the
+divided by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root, 1 when
+it runs only on the hypervisor and 3 when it disturbs the running job. The list starts with the collection that would settle each of the
 two leading suspects best, whatever its cost (what an expert would ask for next), then the rest
 by value.
 """

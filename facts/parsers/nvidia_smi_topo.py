@@ -73,6 +73,8 @@ SAMPLE = (
 )
 
 _AFFINITY = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+#: GPUs, NICs and NVSwitches of one node: a few dozen; more means a mangled header
+_MAX_DEVICES = 1024
 _LINK = re.compile(r"^(?:SYS|NODE|PHB|PXB|PIX|NV\d+|X)$")
 _RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
 _GPU = re.compile(r"^GPU([0-9]{1,6})$")
@@ -144,6 +146,10 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     aff_cols = [h for h in head[len(devices):] if h]
     if not devices:
         raise ParseError("topology header has no device columns", doc.lineno(header_i))
+    if len(devices) > _MAX_DEVICES:
+        # the matrix is walked pair by pair: tens of thousands of columns take hours
+        raise ParseError(f"topology header has {len(devices)} device columns (a mangled line?)",
+                         doc.lineno(header_i))
 
     legend: dict[str, str] = {}
     for ln in lines[header_i + 1:]:

@@ -79,6 +79,7 @@ _TITLE = re.compile(
     r"(Bidirectional\s+)?(?:Post List\s+)?(BW|Latency)\b.*\bTest\s*$")
 _VERB = {"Send": "send", "RDMA_Write": "write", "RDMA_Read": "read", "Atomic": "atomic"}
 _SEPARATOR = re.compile(r"^\s*-{20,}\s*$")
+_MAX_HEADER_LINE = 1024
 _KV = re.compile(r"([A-Za-z][A-Za-z0-9 .*_/-]*?)\s*:\s*(.*?)(?=\s{2,}[A-Za-z][A-Za-z0-9 .*_/-]*?\s*:|\s*$)")
 _COLUMN = re.compile(r"#\w+|tps average|[A-Za-z0-9_.%]+(?: [A-Za-z0-9_.%]+)*\[[^\]]*\]")
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -197,6 +198,10 @@ def parse(doc: Document, ctx: ParseContext) -> None:
 
 
 def _header(ctx: ParseContext, run: _Run, i: int, line: str) -> None:
+    if len(line) > _MAX_HEADER_LINE:
+        # _KV backtracks badly on long lines; header lines are under 100 characters
+        ctx.warn(i, f"header line of {len(line)} characters not read: {line.strip()[:60]!r}")
+        return
     for m in _KV.finditer(line):
         key, value = m.group(1).strip().lower(), m.group(2).strip()
         if key == "device":

@@ -225,6 +225,8 @@ def _timer(state: _State, i: int, m: re.Match[str]) -> None:
         lo = hi = float(m.group(4))
     else:
         lo, hi = float(m.group(2)), float(m.group(3))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return  # "1e999": no time a timer can report
     t = state.timers.setdefault(name, _Timer(first=i))
     t.mins.append(lo)
     t.maxs.append(hi)

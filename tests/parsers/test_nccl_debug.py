@@ -262,3 +262,12 @@ def test_never_raises_on_mangled_logs(lines, cut):
     # real lines, shuffled, mixed with noise and cut short: reaches the message handlers
     _check("\n".join(ln[: len(ln) - cut % (len(ln) + 1)] if i % 3 == 0 else ln
                      for i, ln in enumerate(lines)))
+
+
+def test_superscript_nic_number_does_not_crash_the_summary():
+    # the NIC list of a transport summary sorts numerically when a name is a number: "²" passed
+    # str.isdigit() and int() raised at the end of the parse
+    ctx = parse_text(FMT, "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/\u00b2\n"
+                          "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] [send] via NET/IB/1\n")
+    [ts] = of_type(ctx, "nccl.transport_summary")
+    assert ts.nics == ["1", "\u00b2"]

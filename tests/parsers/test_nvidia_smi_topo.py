@@ -139,3 +139,16 @@ def test_absurd_gpu_index_is_not_a_gpu():
     text = "\tGPU0\tGPU" + "9" * 5000 + "\tCPU Affinity\nGPU0\t X \tNV1\t0-" + "9" * 5000 + "\n"
     ctx = parse_text("nvidia-smi-topo", text)
     assert of_type(ctx, "topo.gpu")[0].cpus == [] and ctx.warnings
+
+
+def test_mangled_header_with_thousands_of_columns_is_a_parse_error():
+    # found by tests/bench/fuzz_parsers.py: a 200k-character header (the column names repeated)
+    # gave ~30,000 device columns and a pairwise walk that ran for hours
+    import time
+
+    cols = "\t".join(f"GPU{i}" for i in range(8)) + "\tmlx5_0\tCPU Affinit"
+    text = "\t" + "\t".join([cols] * 2500) + "\tCPU Affinity\nGPU0\t X \tNV18\n"
+    start = time.process_time()
+    with pytest.raises(ParseError, match="device columns"):
+        parse_text("nvidia-smi-topo", text)
+    assert time.process_time() - start < 2.0

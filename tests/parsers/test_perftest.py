@@ -122,3 +122,20 @@ def test_overflowing_number_warns():
     lines = (NET / "perftest-ib_read_bw-roce.txt").read_text().splitlines()
     ctx = parse_text("perftest", "\n".join(lines[:-2] + [" 65536      1000             1e400             1.0\t\t   0.1"]))
     assert ctx.facts[0].rows == 0 and "out of range" in ctx.warnings[0][1]
+
+
+def test_huge_header_line_is_skipped_quickly():
+    # found by tests/bench/fuzz_parsers.py: a 200k-character line inside the header block made
+    # the key/value regex backtrack for minutes
+    import time
+
+    lines = perftest.SAMPLE.splitlines()
+    k = next(i for i, ln in enumerate(lines) if "Number of qps" in ln)
+    lines.insert(k, " " + "x" * 200_000)
+    start = time.process_time()
+    try:
+        ctx = parse_text("perftest", "\n".join(lines) + "\n")
+    except (ParseError, NotApplicable):
+        ctx = None
+    assert time.process_time() - start < 2.0
+    assert ctx is not None and any("not read" in m for _, m in ctx.warnings)

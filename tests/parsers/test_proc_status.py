@@ -141,3 +141,9 @@ def test_known_keys_with_any_value(keys, value):
 ])
 def test_command_patterns(command, expected):
     assert proc_status.FORMATS[0].matches_command(command) is expected
+
+
+def test_non_ascii_digits_are_not_numbers():
+    # found by tests/bench/fuzz_parsers.py: "Pid:\t²" passed str.isdigit() and int() raised
+    ctx = run("Name:\tpython3\nPid:\t\u00b2\nCpus_allowed_list:\t0-3\n")
+    assert any("expected a number" in m for _, m in ctx.warnings)

@@ -170,3 +170,16 @@ def test_never_raises_anything_else(text):
 ])
 def test_command_patterns(command, expected):
     assert train_log.FORMATS[0].matches_command(command) is expected
+
+
+def test_infinite_timer_value_is_dropped_not_a_crash():
+    # found by tests/bench/fuzz_parsers.py: "(5,1e999)" reached the fact model as inf and the
+    # parser raised pydantic's ValidationError
+    text = (" [2025-06-17 02:17:19] iteration       10/    5000 | consumed samples:         2560 | "
+            "elapsed time per iteration (ms): 16822.4 | lm loss: 1.041200E+01 |\n"
+            "(min, max) time across ranks (ms):\n"
+            "    forward-backward ...............................: (5,1e999)\n"
+            "    forward-compute ................................: (4911.08, 5302.66)\n")
+    ctx = run(text)
+    timers = [f for f in ctx.facts if f.fact_type == "train.timer"]
+    assert [t.name for t in timers] == ["forward-compute"]

@@ -153,6 +153,12 @@ def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
+def _ms(v: float | None) -> float | None:
+    """A step time in ms, or None when it is not one a run can take (statistics over 1e308
+    overflow to inf)."""
+    return v if v is not None and math.isfinite(v) and abs(v) < 1e15 else None
+
+
 def _set_job(state: _State, key: str, value: int | str, line: int) -> None:
     if key not in state.job:
         state.job[key] = value
@@ -167,13 +173,13 @@ def _megatron(state: _State, ctx: ParseContext, i: int, label: int | None, m: re
         ctx.warn(i, f"iteration {it}: line cut (no closing '|'), last field ignored")
         rest = rest.rsplit("|", 1)[0] if "|" in rest else ""
     f = _fields(rest)
-    ms = _finite(_num(f.get("elapsed time per iteration (ms)")))
+    ms = _ms(_num(f.get("elapsed time per iteration (ms)")))
     if ms is None:
         ctx.warn(i, f"iteration {it}: no 'elapsed time per iteration (ms)': line cut?")
     tokens = next((_finite(_num(v)) for k, v in f.items() if "token" in k and ("sec" in k or "/s" in k)), None)
     step = _Step(it, ms, i, tflops=_finite(_num(f.get("throughput per gpu (tflop/s/gpu)"))), tokens=tokens,
-                 skipped=int(_num(f.get("number of skipped iterations")) or 0),
-                 nan=int(_num(f.get("number of nan iterations")) or 0))
+                 skipped=int(_finite(_num(f.get("number of skipped iterations"))) or 0),
+                 nan=int(_finite(_num(f.get("number of nan iterations"))) or 0))
     key = ("megatron", label)
     state.steps.setdefault(key, []).append(step)
     state.train_iters[key] = total
@@ -190,7 +196,7 @@ def _nemo(state: _State, ctx: ParseContext, i: int, label: int | None, m: re.Mat
     if secs is None:
         ctx.warn(i, f"iteration {it}: no 'train_step_timing in s': line cut or timing callback off")
     loss = _num(f.get("reduced_train_loss"))
-    step = _Step(it, secs * 1000.0 if secs is not None else None, i,
+    step = _Step(it, _ms(secs * 1000.0) if secs is not None else None, i,
                  tflops=_finite(_num(f.get("tflops_per_gpu"))),
                  tokens=_finite(_num(f.get("tokens_per_sec_per_gpu"))),
                  nan=int(loss is not None and not math.isfinite(loss)))
@@ -213,7 +219,7 @@ def _nemo1(state: _State, i: int, label: int | None, text: str) -> bool:
     # a progress bar redraws the same step many times: keep its last drawing
     if steps and steps[-1].it == it:
         steps.pop()
-    steps.append(_Step(it, secs * 1000.0 if secs is not None else None, i))
+    steps.append(_Step(it, _ms(secs * 1000.0) if secs is not None else None, i))
     state.last_iter = it
     state.framework = state.framework or "nemo"
     return True

@@ -19,7 +19,7 @@ The contract checked on every input:
 - ``parse`` (and ``stream``, for formats that have it) returns facts that are ``Fact`` instances,
   or raises ``ParseError`` / ``NotApplicable``, never anything else;
 - one call takes under ``--slow`` seconds (a catastrophic regex is a bug too);
-- ``ingest`` of the mutated bytes written to a file never raises.
+- ``ingest`` of the mutated bytes written to a file never raises (nor takes over ``--slow``).
 
 Per format it prints the inputs tried and the failures; each distinct failure (format, call,
 exception type and place) is minimised by line then byte deletion and written to ``--out``
@@ -285,7 +285,7 @@ def fuzz_format(fmt, seeds, own, rng, seconds, slow, out) -> tuple[int, list]:
     return tried, list(found.items())
 
 
-def fuzz_ingest(seeds, rng, seconds, out) -> tuple[int, list]:
+def fuzz_ingest(seeds, rng, seconds, slow, out) -> tuple[int, list]:
     tried = 0
     failures = []
     deadline = time.monotonic() + seconds
@@ -297,10 +297,13 @@ def fuzz_ingest(seeds, rng, seconds, out) -> tuple[int, list]:
                 data = mutate(rng, data, seeds)[:MAX_INPUT]
             path.write_bytes(data)
             tried += 1
+            signal.setitimer(signal.ITIMER_REAL, slow)
             try:
                 ingest([path])
             except Exception as exc:
                 failures.append(report(out, "ingest", "ingest", len(failures) + 1, data, exc))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
     return tried, failures
 
 
@@ -339,7 +342,7 @@ def main() -> None:
         for sig, path in found:
             print(f"    {sig} -> {path}", flush=True)
     if opts.ingest_seconds > 0:
-        tried, failures = fuzz_ingest(seeds, rng, opts.ingest_seconds, out)
+        tried, failures = fuzz_ingest(seeds, rng, opts.ingest_seconds, opts.slow, out)
         total += tried
         bad += len(failures)
         print(f"{'ingest()':28s} {tried:7d} inputs  "

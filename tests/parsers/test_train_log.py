@@ -183,3 +183,29 @@ def test_infinite_timer_value_is_dropped_not_a_crash():
     ctx = run(text)
     timers = [f for f in ctx.facts if f.fact_type == "train.timer"]
     assert [t.name for t in timers] == ["forward-compute"]
+
+
+@pytest.mark.parametrize("value", ["1e999", "nan", "inf"])
+def test_non_finite_iteration_counts_are_ignored(value):
+    # found by tests/bench/fuzz_parsers.py: int(float("1e999")) raised OverflowError, int(nan)
+    # ValueError
+    ctx = run(f" iteration       10/    5000 | elapsed time per iteration (ms): 812.5 | "
+              f"number of skipped iterations: {value} | number of nan iterations: {value} |\n"
+              f" iteration       20/    5000 | elapsed time per iteration (ms): 811.0 |\n")
+    assert [f.fact_type for f in ctx.facts if f.fact_type == "train.step_stats"]
+
+
+def test_step_time_overflowing_to_infinity_in_ms_is_ignored():
+    # found by tests/bench/fuzz_parsers.py: 1e308 s is finite, 1e308 * 1000 ms is not, and
+    # statistics.stdev raised AttributeError on it
+    ctx = run("0: Training epoch 0, iteration 1/9 | train_step_timing in s: 1e308\n"
+              "0: Training epoch 0, iteration 5/9 | train_step_timing in s: 6\n"
+              "0: Training epoch 0, iteration 6/9 | train_step_timing in s: 6.1\n")
+    assert all(f.fact_type != "train.step_stats" or f.max_ms < 1e9 for f in ctx.facts)
+
+
+def test_absurd_step_time_does_not_overflow_the_statistics():
+    # found by tests/bench/fuzz_parsers.py: a p95 over [1e308, 3] overflowed to inf
+    ctx = run("iteration 0/0|elapsed time per iteration (ms):1e308|\n"
+              "iteration 1/0|elapsed time per iteration (ms):3|\n")
+    assert all(f.fact_type != "train.step_stats" or f.p95_ms < 1e15 for f in ctx.facts)

@@ -90,8 +90,6 @@ _EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w
 _HEAD = re.compile(r"^" + _TAG + r"\s*(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
-_CONN = re.compile(
-    r"^Channel \d+(?:/\d+)? : (\d+)\[\w+\] -> (\d+)\[\w+\](?: \[(send|receive)\])? via (.+?)\s*$")
 _CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
 _ENV = re.compile(r"^([A-Z][A-Z0-9_]+) set (?:by (.+?) )?to (.*)$")
 _ENV_PLUGIN = re.compile(r"Setting (NCCL_\w+) environment variable to (\S+)")

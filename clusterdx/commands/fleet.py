@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, OutputFormat, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+
+
+class FleetFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
 
 
 @app.command()
@@ -16,7 +24,7 @@ def fleet(
     paths: List[Path] = typer.Argument(..., help="One bundle (folder or archive) per node, or one folder "
                                                  "with a sub-folder or archive per node."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
-    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    fmt: FleetFormat = typer.Option(FleetFormat.text, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     timeout: float = typer.Option(300.0, "--timeout", min=1.0, help="Seconds one node may take before it is "
                                                                      "reported as timed out."),
@@ -56,8 +64,12 @@ def fleet(
     else:
         report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,
                            task_timeout=timeout)
-    if fmt == OutputFormat.json:
+    if fmt == FleetFormat.json:
         text = orjson.dumps(report.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    elif fmt in (FleetFormat.markdown, FleetFormat.html):
+        from clusterdx.explainers import fleet_markdown
+
+        text = (fleet_markdown.render_markdown if fmt == FleetFormat.markdown else fleet_markdown.render_html)(report)
     else:
         from clusterdx.explainers.fleet_text import render
 

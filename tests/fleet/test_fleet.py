@@ -173,3 +173,17 @@ def test_json_output_validates_against_the_published_schema(make_node):
 def test_committed_fleet_schema_is_current():
     committed = json.loads((ROOT / "docs" / "fleet.schema.json").read_text())
     assert committed == json.loads(json.dumps(FleetReport.model_json_schema(by_alias=True)))
+
+
+def test_markdown_and_html_output_name_the_drifted_node_and_escape_inputs(make_node):
+    for i in range(4):
+        d = make_node(f"gpu-{i}", nccl="2.18.3" if i == 0 else "2.23.4", peer=f"gpu-{(i + 1) % 4}")
+    env = dict(os.environ, TYPER_USE_RICH="0")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "clusterdx", *a], capture_output=True, text=True,  # noqa: E731
+                                    cwd=ROOT, env=env, check=True).stdout
+    md = run("fleet", str(d.parent), "-j", "1", "--format", "markdown")
+    assert md.startswith("# Fleet diagnosis: 4 nodes")
+    assert "## Configuration drift" in md and "gpu-0: 2.18.3" in md
+    page = run("fleet", str(d.parent), "-j", "1", "--format", "html")
+    assert page.startswith("<!doctype html>") and "gpu-0: 2.18.3" in page
+    assert "<script" not in page

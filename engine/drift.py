@@ -96,7 +96,9 @@ def node_config(facts: Sequence[Fact]) -> NodeConfig:
     put("HCA firmware", fw, _join([f.fw_version for f in fw]))
     links = get("topo.link", [])
     if links:
-        text = "\n".join(sorted(f"{f.a}-{f.b}:{f.link}" for f in links))
+        # the NIC's device name (from the legend) stands in for its matrix label, so a node whose
+        # mlx5 names moved between sockets differs even though the NICn labels are the same
+        text = "\n".join(sorted(f"{f.a}-{getattr(f, 'nic_device', '') or f.b}:{f.link}" for f in links))
         put("GPU/NIC topology", links, f"{len(links)} links, fingerprint "
                                        f"{hashlib.sha1(text.encode()).hexdigest()[:10]}")
     nets = [n for n in get("nccl.net", []) if n.selected and n.devices and n.transport != "Socket"]

@@ -187,3 +187,18 @@ def test_markdown_and_html_output_name_the_drifted_node_and_escape_inputs(make_n
     page = run("fleet", str(d.parent), "-j", "1", "--format", "html")
     assert page.startswith("<!doctype html>") and "gpu-0: 2.18.3" in page
     assert "<script" not in page
+
+
+def test_nic_names_moved_in_the_topo_legend_are_drift():
+    from clusterdx.engine.drift import find_drift, node_config
+    from tests.parsers.helpers import parse_text
+
+    text = (FORMATS / "nvidia-smi-topo-h100-8nic.txt").read_text()
+    # the first and the fifth rail NIC swap names (cards re-enumerated after a repair)
+    swapped = text.replace("NIC0: mlx5_0", "NIC0: mlx5_X").replace("NIC4: mlx5_6", "NIC4: mlx5_0").replace(
+        "NIC0: mlx5_X", "NIC0: mlx5_6")
+    assert swapped != text
+    configs = {f"n{i}": node_config(parse_text("nvidia-smi-topo", swapped if i == 0 else text).facts)
+               for i in range(4)}
+    drifts = find_drift(configs)
+    assert any(d.what == "GPU/NIC topology" and [x[0] for x in d.differing] == ["n0"] for d in drifts)

@@ -26,3 +26,22 @@ def parse_fixture(fmt_name: str, filename: str, command: str | None = None) -> P
 
 def of_type(ctx: ParseContext, fact_type: str) -> list:
     return [f for f in ctx.facts if f.fact_type == fact_type]
+
+
+def sample_files(*dirs: Path) -> list[Path]:
+    """Every fixture file in ``dirs``, sorted: the population a sniffer must score correctly."""
+    return [p for d in dirs for p in sorted(d.iterdir()) if p.is_file()]
+
+
+def sniff_file(sniff, path: Path) -> float:
+    return sniff(Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name))
+
+
+def parse_or_refuse(fmt_name: str, text: str) -> None:
+    """The parser contract: facts, or its own ParseError/NotApplicable, never anything else."""
+    from clusterdx.facts.base import NotApplicable, ParseError
+
+    try:
+        parse_text(fmt_name, text)
+    except (ParseError, NotApplicable):
+        pass

@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from clusterdx.facts.base import NotApplicable, ParseError
-from clusterdx.facts.document import Document
 from clusterdx.facts.parsers import docker_inspect
-from tests.parsers.helpers import FORMATS, of_type, parse_fixture, parse_text
+from tests.parsers.helpers import FORMATS, of_type, parse_fixture, parse_or_refuse, parse_text, sample_files, sniff_file
 
 CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
 MINE = {"docker-inspect.json"}
@@ -79,17 +78,9 @@ def test_json_without_containers_is_not_applicable():
         parse_text("docker-inspect", "hello\n")
 
 
-def _all_samples():
-    for d in (FORMATS, CONTAINER):
-        for p in sorted(d.iterdir()):
-            if p.is_file():
-                yield p
-
-
-@pytest.mark.parametrize("path", list(_all_samples()), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_files(FORMATS, CONTAINER), ids=lambda p: p.name)
 def test_sniff_over_fixtures(path):
-    doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)
-    score = docker_inspect.sniff(doc)
+    score = sniff_file(docker_inspect.sniff, path)
     if path.name in MINE:
         assert score >= 0.9
     else:
@@ -99,19 +90,13 @@ def test_sniff_over_fixtures(path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=2000))
 def test_never_raises_anything_else(text):
-    try:
-        parse_text("docker-inspect", text)
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("docker-inspect", text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=2000))
 def test_never_raises_on_bytes(data):
-    try:
-        parse_text("docker-inspect", data.decode("latin-1"))
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("docker-inspect", data.decode("latin-1"))
 
 
 @settings(max_examples=100, deadline=None)

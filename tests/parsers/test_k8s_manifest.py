@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from clusterdx.facts.base import NotApplicable, ParseError
-from clusterdx.facts.document import Document
 from clusterdx.facts.parsers import k8s_manifest
-from tests.parsers.helpers import FORMATS, of_type, parse_fixture, parse_text
+from tests.parsers.helpers import FORMATS, of_type, parse_fixture, parse_or_refuse, parse_text, sample_files, sniff_file
 
 CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
 MINE = {"k8s-pod.yaml", "k8s-job.yaml"}
@@ -94,17 +93,9 @@ def test_alias_bomb_and_recursion_are_bounded():
         parse_text("k8s-pod", "&x [*x]\n")
 
 
-def _all_samples():
-    for d in (FORMATS, CONTAINER):
-        for p in sorted(d.iterdir()):
-            if p.is_file():
-                yield p
-
-
-@pytest.mark.parametrize("path", list(_all_samples()), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_files(FORMATS, CONTAINER), ids=lambda p: p.name)
 def test_sniff_over_fixtures(path):
-    doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)
-    score = k8s_manifest.sniff(doc)
+    score = sniff_file(k8s_manifest.sniff, path)
     if path.name in MINE:
         assert score >= 0.9
     else:
@@ -114,19 +105,13 @@ def test_sniff_over_fixtures(path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=2000))
 def test_never_raises_anything_else(text):
-    try:
-        parse_text("k8s-pod", text)
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("k8s-pod", text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=2000))
 def test_never_raises_on_bytes(data):
-    try:
-        parse_text("k8s-pod", data.decode("latin-1"))
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("k8s-pod", data.decode("latin-1"))
 
 
 _KEYS = st.sampled_from(["containers", "name", "image", "env", "value", "volumes", "volumeMounts", "mountPath",

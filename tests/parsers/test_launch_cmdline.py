@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from clusterdx.facts.base import NotApplicable, ParseError
-from clusterdx.facts.document import Document
 from clusterdx.facts.parsers import launch_cmdline
-from tests.parsers.helpers import FORMATS, of_type, parse_text
+from tests.parsers.helpers import FORMATS, of_type, parse_or_refuse, parse_text, sample_files, sniff_file
 
 CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
 MINE = {"docker-run.sh", "docker-run-default-shm.txt", "srun-pyxis.sbatch", "mpirun.sh", "torchrun.sh"}
@@ -111,17 +110,9 @@ def test_truncated_line_still_parses_what_is_there():
     assert spec.shm_bytes == 8 * 2 ** 30 and launch.container_image == ""
 
 
-def _all_samples():
-    for d in (FORMATS, CONTAINER):
-        for p in sorted(d.iterdir()):
-            if p.is_file():
-                yield p
-
-
-@pytest.mark.parametrize("path", list(_all_samples()), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_files(FORMATS, CONTAINER), ids=lambda p: p.name)
 def test_sniff_over_fixtures(path):
-    doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)
-    score = launch_cmdline.sniff(doc)
+    score = sniff_file(launch_cmdline.sniff, path)
     if path.name in MINE:
         assert score >= 0.8
     else:
@@ -131,19 +122,13 @@ def test_sniff_over_fixtures(path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=2000))
 def test_never_raises_anything_else(text):
-    try:
-        parse_text("launch-cmdline", text)
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("launch-cmdline", text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=2000))
 def test_never_raises_on_bytes(data):
-    try:
-        parse_text("launch-cmdline", data.decode("latin-1"))
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("launch-cmdline", data.decode("latin-1"))
 
 
 _WORDS = st.sampled_from(["docker", "run", "srun", "mpirun", "torchrun", "kubectl", "exec", "--", "-e", "-x",

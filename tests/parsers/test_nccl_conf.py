@@ -4,10 +4,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document
 from clusterdx.facts.parsers import nccl_conf
-from tests.parsers.helpers import FORMATS, of_type, parse_text
+from tests.parsers.helpers import FORMATS, of_type, parse_or_refuse, parse_text, sample_files, sniff_file
 
 CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
 MINE = {"nccl.conf"}
@@ -45,17 +45,9 @@ def test_sniff_leaves_plain_env_dumps_to_env():
     assert nccl_conf.sniff(mixed) == 0.0
 
 
-def _all_samples():
-    for d in (FORMATS, CONTAINER):
-        for p in sorted(d.iterdir()):
-            if p.is_file():
-                yield p
-
-
-@pytest.mark.parametrize("path", list(_all_samples()), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_files(FORMATS, CONTAINER), ids=lambda p: p.name)
 def test_sniff_over_fixtures(path):
-    doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)
-    score = nccl_conf.sniff(doc)
+    score = sniff_file(nccl_conf.sniff, path)
     if path.name in MINE:
         assert score >= 0.9
     else:
@@ -65,16 +57,10 @@ def test_sniff_over_fixtures(path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=2000))
 def test_never_raises_anything_else(text):
-    try:
-        parse_text("nccl-conf", text)
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("nccl-conf", text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=2000))
 def test_never_raises_on_bytes(data):
-    try:
-        parse_text("nccl-conf", data.decode("latin-1"))
-    except (ParseError, NotApplicable):
-        pass
+    parse_or_refuse("nccl-conf", data.decode("latin-1"))

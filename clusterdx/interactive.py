@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from clusterdx.explainers.common import share_text
+
 SESSION_SCHEMA = "clusterdx.session/1"
 SHOWN = 5
 
@@ -141,7 +143,7 @@ class Loop:
         else:
             self.say("Ranking:")
             for h in report.hypotheses[:SHOWN]:
-                self.say(f"  {h.rank}. {h.id:<45} confidence {h.confidence:.2f}  share of gap {h.impact_pct:.1f}%")
+                self.say(f"  {h.rank}. {h.id:<45} confidence {h.confidence:.2f}  {share_text(h)}")
             if len(report.hypotheses) > SHOWN:
                 self.say(f"  ... {len(report.hypotheses) - SHOWN} more")
 

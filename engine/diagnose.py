@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
-from clusterdx.engine.rank import EvidenceRef, Scored, reportable, score
+from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.report import (
@@ -131,8 +131,9 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
     bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
     scored = score(graph, refs, bound, site.priors)
-    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out)
-                  for rank, s in enumerate(reportable(scored), 1)]
+    listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
+    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status)
+                  for rank, (s, status) in enumerate(listed, 1)]
     present = {f.fact_type for f in facts}
     suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in facts],
                           engine_rules={r.id: r for r in engine.rules}) if next_probes else []
@@ -140,7 +141,9 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         # a busbw gap is explained only by causes that act through slower collectives
         sharing = [h for h in hypotheses if gap.basis == "baseline"
                    or "collective-slow" in graph.attenuation.get(h.id, {})]
-        explained = min(gap.gap_pct, sum(min(h.impact_pct, gap.gap_pct) for h in sharing))
+        for h in sharing:
+            h.gap_share_pct = round(min(h.impact_pct, gap.gap_pct), 2)
+        explained = min(gap.gap_pct, sum(h.gap_share_pct or 0.0 for h in sharing))
         gap.explained_pct = round(max(explained, 0.0), 2)
         gap.unexplained_pct = round(max(gap.gap_pct - explained, 0.0), 2)
     if differences:
@@ -291,7 +294,8 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
 
 
 def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple[RuleResult, int]],
-                results: list[RuleResult], extra: dict[int, EvidenceOut] | None = None) -> Hypothesis:
+                results: list[RuleResult], extra: dict[int, EvidenceOut] | None = None,
+                status: str = "supported") -> Hypothesis:
     node = kb.nodes[s.cause]
     graph = kb.graph
     assert graph is not None
@@ -306,7 +310,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
     return Hypothesis(
         id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
-        confidence=round(s.confidence, 4), prior=s.prior, impact_pct=round(s.expected_pct, 2),
+        confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
         cost_pct=list(node.cost_pct), summary=node.summary.strip(),
         evidence=supporting, refuting_evidence=refuting,
         score=[TermOut(rule=t.rule_id, node=t.node, effect=t.effect, strength=t.strength,

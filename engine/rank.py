@@ -16,8 +16,20 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
 5. A symptom that was checked and found absent (``refutes`` on ``N``) lowers every cause that
    predicts it, in proportion to how strongly it predicts it: ``-log(LR) * a(R, N) * ABSENT_SYMPTOM_FACTOR``.
 6. ``confidence = sigmoid(log-odds)``. The expected recoverable share of the gap is
-   ``confidence * midpoint(cost_pct)``, bounded by the measured gap when one is known; the list is
-   ordered by it, confidence breaking ties.
+   ``confidence * midpoint(cost_pct)``, bounded by the measured gap when one is known.
+7. Order: by confidence first. Cost decides only between causes of similar confidence, that is
+   causes in the same confidence band: every cause at or above
+   :data:`~clusterdx.engine.weights.CONFIRMED` (0.8) is in the top band (all of them are very
+   likely present, so the one worth more is fixed first); below it the bands are
+   :data:`~clusterdx.engine.weights.CONFIDENCE_BAND` (0.2) wide: 0.6-0.8, 0.4-0.6, 0.2-0.4,
+   0-0.2. Inside a band the larger expected share comes first, then the higher confidence, then
+   the id. So a broad, expensive cause at 0.3 never outranks a cheap one at 0.9.
+8. Reported causes (:func:`reportable`) have direct support or reach
+   :data:`~clusterdx.engine.weights.REPORT_MIN`. When no reported cause has evidence of its own
+   (only symptoms or shared mechanisms were seen, such as low bus bandwidth that many causes can
+   produce), the causes the evidence lifted most are listed too, below the reported ones and
+   marked as *candidates* (:func:`candidates`): the answer is then "one of these, and this probe
+   separates them", never an empty list.
 
 Every term that moves a score is kept (:class:`Term`) so an explainer can show the arithmetic.
 """
@@ -28,7 +40,8 @@ from dataclasses import dataclass, field
 
 from clusterdx.engine.graph import CausalGraph
 from clusterdx.engine.schema import Node
-from clusterdx.engine.weights import ABSENT_SYMPTOM_FACTOR, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr
+from clusterdx.engine.weights import (ABSENT_SYMPTOM_FACTOR, CANDIDATE_MAX, CANDIDATE_MIN_LIFT, CONFIDENCE_BAND,
+                                      CONFIRMED, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr)
 
 
 @dataclass(frozen=True)
@@ -122,10 +135,41 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
         if gap_pct is not None and gap_pct >= 0:
             expected = min(expected, gap_pct)
         results.append(Scored(cause, prior, conf, lo, terms, expected, mid))
-    results.sort(key=lambda s: (-s.expected_pct, -s.confidence, s.cause))
+    results.sort(key=order_key)
     return results
+
+
+def band(confidence: float) -> int:
+    """The confidence band a cause falls in (see step 7 of the method)."""
+    if confidence >= CONFIRMED:
+        return int(CONFIRMED / CONFIDENCE_BAND) + 1
+    return int(confidence / CONFIDENCE_BAND)
+
+
+def order_key(s: Scored) -> tuple:
+    return (-band(s.confidence), -s.expected_pct, -s.confidence, s.cause)
 
 
 def reportable(scored: list[Scored]) -> list[Scored]:
     """Causes worth listing: supported by some evidence and not negligible."""
     return [s for s in scored if s.supported and (s.has_direct_support or s.confidence >= REPORT_MIN)]
+
+
+def lift(s: Scored) -> float:
+    """How far the evidence moved a cause above its prior, in log-odds."""
+    return s.logit - logit(s.prior)
+
+
+def candidates(scored: list[Scored]) -> list[Scored]:
+    """Causes the evidence lifted, though not enough to report: listed as unconfirmed candidates.
+
+    Only when no reportable cause has direct evidence (step 8 of the method). Those lifted by at least :data:`CANDIDATE_MIN_LIFT` log-odds, most lifted first (then higher
+    confidence), at most :data:`CANDIDATE_MAX`. Causes already reportable are not candidates.
+    """
+    listed = reportable(scored)
+    if any(s.has_direct_support for s in listed):
+        return []
+    shown = {s.cause for s in listed}
+    rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= CANDIDATE_MIN_LIFT]
+    rest.sort(key=lambda s: (-round(lift(s), 6), -s.confidence, s.cause))
+    return rest[:CANDIDATE_MAX]

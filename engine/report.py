@@ -103,7 +103,14 @@ class Hypothesis(Model):
     rank: int
     confidence: float = Field(ge=0.0, le=1.0)
     prior: float
+    #: "supported": the evidence makes the cause likely enough to report; "candidate": evidence
+    #: (usually a shared symptom) lifted it, not enough to report: unconfirmed, listed below
+    status: Literal["supported", "candidate"] = "supported"
+    #: confidence x midpoint of the typical cost, bounded by the measured gap when there is one
     impact_pct: float
+    #: the part of the measured gap this cause is expected to account for; None when no gap
+    #: was measured (then there is no "share of the gap", only the typical cost)
+    gap_share_pct: float | None = None
     cost_pct: list[float]
     summary: str = ""
     evidence: list[EvidenceOut]

@@ -45,6 +45,12 @@ CONFIRMED = 0.8
 CHECK_FAIL = 0.6
 #: confidence at or above which a hypothesis is reported at all in the ranked list
 REPORT_MIN = 0.15
+#: width of the confidence bands below CONFIRMED inside which cost (expected share) orders causes
+CONFIDENCE_BAND = 0.2
+#: a cause below REPORT_MIN is listed as a candidate when evidence lifted it this much (log-odds)
+CANDIDATE_MIN_LIFT = 0.05
+#: at most this many candidates are listed
+CANDIDATE_MAX = 4
 
 
 def logit(p: float) -> float:

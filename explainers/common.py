@@ -79,6 +79,30 @@ def pct(x: float) -> str:
     return f"{x:.1f}%"
 
 
+def share_text(h: Any) -> str:
+    """A cause's weight in words: its share of the measured gap when a gap was measured, else only
+    its typical cost (there is no "share of the gap" without a gap)."""
+    if getattr(h, "gap_share_pct", None) is not None:
+        return f"{pct(h.gap_share_pct)} of the measured gap"
+    return f"typical cost {h.cost_pct[0]:g}-{h.cost_pct[1]:g}%"
+
+
+def share_cell(h: Any) -> str:
+    """The table cell for :func:`share_text`: a percent of the gap, or the typical cost range."""
+    if getattr(h, "gap_share_pct", None) is not None:
+        return pct(h.gap_share_pct)
+    return f"{h.cost_pct[0]:g}-{h.cost_pct[1]:g}%"
+
+
+def share_header(report: Any) -> str:
+    return "share of gap" if any(getattr(h, "gap_share_pct", None) is not None for h in report.hypotheses) \
+        else "typical cost"
+
+
+def status_text(h: Any) -> str:
+    return " (candidate, unconfirmed)" if getattr(h, "status", "supported") == "candidate" else ""
+
+
 def summary(report: Any) -> str:
     """One paragraph, plain text (the caller escapes it for its format)."""
     counts: dict[str, int] = {}
@@ -96,8 +120,15 @@ def summary(report: Any) -> str:
         text += " No root cause is supported by the evidence collected so far."
     else:
         h = hs[0]
-        text += (f" The most likely cause is {h.title} ({h.id}), with confidence {h.confidence:.2f}, "
-                 f"expected to account for about {pct(h.impact_pct)} of the gap.")
+        if h.status == "candidate":
+            text += (f" No cause is confirmed; the evidence fits several candidates, first {h.title} ({h.id}), "
+                     f"confidence {h.confidence:.2f}.")
+        elif h.gap_share_pct is not None:
+            text += (f" The most likely cause is {h.title} ({h.id}), with confidence {h.confidence:.2f}, "
+                     f"expected to account for about {pct(h.gap_share_pct)} of the gap.")
+        else:
+            text += (f" The most likely cause is {h.title} ({h.id}), with confidence {h.confidence:.2f} "
+                     f"(typical cost {h.cost_pct[0]:g}-{h.cost_pct[1]:g}%).")
         if len(hs) > 1:
             others = ", ".join(f"{o.id} ({o.confidence:.2f})" for o in hs[1:4])
             text += f" Also in the running: {others}."

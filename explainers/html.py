@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from clusterdx.explainers.common import LEADING, causal_graph, pct, probe_why, quote, summary, trim_marker
+from clusterdx.explainers.common import (LEADING, causal_graph, pct, probe_why, quote, share_cell, share_header,
+                                         share_text, status_text, summary, trim_marker)
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0;color:#1d232a;
@@ -173,12 +174,12 @@ def render(report: Any, *, leading: int = LEADING, title: str | None = None, **_
            f'<p class="summary" id="summary">{e(summary(report))}</p>',
            '<h2 id="ranking">Ranked hypotheses</h2>']
     if report.hypotheses:
-        out.append("<table><thead><tr><th>#</th><th>root cause</th><th>confidence</th><th>share of the gap</th>"
+        out.append(f"<table><thead><tr><th>#</th><th>root cause</th><th>confidence</th><th>{e(share_header(report))}</th>"
                    "<th>layer</th></tr></thead><tbody>")
         for h in report.hypotheses:
             out.append(f'<tr><td class="num">{h.rank}</td><td>{e(h.title)}<br>{_code(h.id)}</td>'
                        f'<td class="num"><span class="bar" style="width:{int(h.confidence * 60)}px"></span> '
-                       f'{h.confidence:.2f}</td><td class="num">{e(pct(h.impact_pct))}</td><td>{e(h.layer)}</td></tr>')
+                       f'{h.confidence:.2f}</td><td class="num">{e(share_cell(h))}</td><td>{e(h.layer)}</td></tr>')
         out.append("</tbody></table>")
         g, titles, path = causal_graph(report)
         out.append('<h2 id="graph">Causal path of the leading hypothesis</h2>')
@@ -188,9 +189,8 @@ def render(report: Any, *, leading: int = LEADING, title: str | None = None, **_
         for h in report.hypotheses:
             cls = "hyp lead" if h.rank == 1 else "hyp"
             out.append(f'<section class="{cls}" id="h-{e(h.id)}"><h3>{h.rank}. {e(h.title)} {_code(h.id)}</h3>')
-            cost = f" (typical cost {h.cost_pct[0]:g}-{h.cost_pct[1]:g}%)" if len(h.cost_pct) == 2 else ""
-            out.append(f"<p>Confidence {h.confidence:.2f} (prior {h.prior:.2f}); expected share of the gap "
-                       f"{e(pct(h.impact_pct))}{cost}.<br>Causal path: {e(' → '.join(h.causal_path))}</p>")
+            out.append(f"<p>Confidence {h.confidence:.2f} (prior {h.prior:.2f}){e(status_text(h))}; "
+                       f"{e(share_text(h))}.<br>Causal path: {e(' → '.join(h.causal_path))}</p>")
             out += _evidence(h, report.redacted)
             if h.rank <= leading:
                 out += _fixes(h)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from clusterdx.explainers.common import LEADING, causal_graph, pct, probe_why, quote, summary, trim_marker
+from clusterdx.explainers.common import (LEADING, causal_graph, pct, probe_why, quote, share_cell, share_header,
+                                         share_text, status_text, summary, trim_marker)
 
 #: not_evaluated rules listed one per line; the rest are named on one line
 NOT_EVALUATED_DETAIL = 15
@@ -43,11 +44,11 @@ def fenced(lines: Sequence[str], lang: str = "text", indent: str = "") -> list[s
 
 
 def _ranking(report: Any) -> list[str]:
-    out = ["| # | root cause | confidence | share of the gap | layer |",
+    out = [f"| # | root cause | confidence | {share_header(report)} | layer |",
            "| ---: | --- | ---: | ---: | --- |"]
     for h in report.hypotheses:
-        out.append(f"| {h.rank} | {text(h.title)} ({code(h.id)}) | {h.confidence:.2f} | "
-                   f"{pct(h.impact_pct)} | {text(h.layer)} |")
+        out.append(f"| {h.rank} | {text(h.title)} ({code(h.id)}){status_text(h)} | {h.confidence:.2f} | "
+                   f"{share_cell(h)} | {text(h.layer)} |")
     return out
 
 
@@ -92,11 +93,7 @@ def _hypotheses(report: Any, quote_lines: bool, leading: int) -> list[str]:
     out: list[str] = []
     for h in report.hypotheses:
         out += ["", f"### {h.rank}. {text(h.title)} ({code(h.id)})", ""]
-        out.append(f"Confidence {h.confidence:.2f} (prior {h.prior:.2f}); expected share of the gap "
-                   f"{pct(h.impact_pct)} (typical cost {h.cost_pct[0]:g}-{h.cost_pct[1]:g}%)."
-                   if len(h.cost_pct) == 2 else
-                   f"Confidence {h.confidence:.2f} (prior {h.prior:.2f}); expected share of the gap "
-                   f"{pct(h.impact_pct)}.")
+        out.append(f"Confidence {h.confidence:.2f} (prior {h.prior:.2f}){status_text(h)}; {share_text(h)}.")
         out.append(f"Causal path: {' → '.join(code(n) for n in h.causal_path)}.")
         out += ["", "**Evidence**", ""]
         out += _evidence(h, report.redacted, quote_lines)

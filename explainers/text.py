@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from clusterdx.explainers.common import share_cell, share_header, share_text, status_text
+
 STATUS_STYLE = {"parsed": "green", "partial": "yellow", "unrecognized": "magenta", "error": "red", "skipped": "dim"}
 
 
@@ -38,16 +40,16 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         table.add_column("#", justify="right")
         table.add_column("root cause")
         table.add_column("confidence", justify="right")
-        table.add_column("share of gap", justify="right")
+        table.add_column(share_header(report), justify="right")
         table.add_column("layer")
         for h in report.hypotheses:
-            table.add_row(str(h.rank), escape(h.id), f"{h.confidence:.2f}", _pct(h.impact_pct), escape(h.layer))
+            name = escape(h.id) + (" (candidate)" if h.status == "candidate" else "")
+            table.add_row(str(h.rank), name, f"{h.confidence:.2f}", share_cell(h), escape(h.layer))
         p(table)
     for h in report.hypotheses:
         p()
-        p(f"[bold]{h.rank}. {escape(h.title)}[/] [dim]({escape(h.id)})[/]")
-        p(f"   confidence {h.confidence:.2f} (prior {h.prior:.2f}), expected share of the gap {_pct(h.impact_pct)} "
-          f"(typical cost {h.cost_pct[0]:g}-{h.cost_pct[1]:g}%)")
+        p(f"[bold]{h.rank}. {escape(h.title)}[/] [dim]({escape(h.id)})[/]{escape(status_text(h))}")
+        p(f"   confidence {h.confidence:.2f} (prior {h.prior:.2f}), {share_text(h)}")
         p(f"   causal path: {escape(' -> '.join(h.causal_path))}")
         p("   [underline]Evidence[/]")
         for ev in h.evidence:

@@ -198,6 +198,10 @@ def kb_new(
         typer.echo(f"created {p}")
 
 
+def _frac(row: dict) -> str:
+    return f"{row['right']}/{row['of']}" if row["of"] else "-"
+
+
 @kb_app.command("eval")
 def kb_eval(
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
@@ -219,6 +223,27 @@ def kb_eval(
     typer.echo(f"cases: {s['cases']}, passed: {s['passed']}, top-1: {s['top1']}, top-3: {s['top3']}")
     typer.echo(f"held out (written after the rules): {ho['cases']} cases, passed {ho['passed']}, "
                f"top-1 {ho['top1']}, top-3 {ho['top3']}")
+    pub = s["public"]
+    if pub["all"]["cases"]:
+        typer.echo("\npublic-thread corpus (first run before tuning -> now):")
+        for label, key in (("frozen fifth (never tuned on)", "frozen"), ("the rest", "tuned"),
+                           ("all", "all")):
+            row = pub[key]
+            fr, nw = row["first_run"], row["now"]
+            typer.echo(f"  {label:<30} {row['cases']:>3} cases  top-1 {_frac(fr['top1'])} -> {_frac(nw['top1'])}"
+                       f"  top-3 {_frac(fr['top3'])} -> {_frac(nw['top3'])}  no answer: {row['no_answer']}")
+        cal = result["calibration"]
+        typer.echo(f"\ncalibration on the public corpus ({cal['predictions']} hypotheses; "
+                   f"expected calibration error {cal['ece']}):")
+        typer.echo("  confidence     n  mean conf  fraction right")
+        for b in cal["bins"]:
+            lo, hi = b["bin"]
+            mean = "-" if b["mean_confidence"] is None else f"{b['mean_confidence']:.2f}"
+            right = "-" if b["right"] is None else f"{b['right']:.2f}"
+            typer.echo(f"  [{lo:.1f}, {hi:.1f}) {b['n']:>5}  {mean:>9}  {right:>14}")
+        if cal["controls"]:
+            typer.echo(f"  healthy controls: {cal['controls']}, highest confidence on any: "
+                       f"{cal['control_max_confidence']}")
     typer.echo("\nper root cause (cases, top-1, top-3):")
     for cause, row in result["per_cause"].items():
         typer.echo(f"  {cause:<48} {row['cases']:>3} {row['top1']:>3} {row['top3']:>3}")

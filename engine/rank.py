@@ -15,6 +15,9 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    lifting forty causes at once. The change is ``log(LR) * a(R, N) * r(R)``.
 5. A symptom that was checked and found absent (``refutes`` on ``N``) lowers every cause that
    predicts it, in proportion to how strongly it predicts it: ``-log(LR) * a(R, N) * ABSENT_SYMPTOM_FACTOR``.
+   A symptom seen in one run and absent in another (the slow and the fast run of one ticket) was
+   seen: when any evidence supports ``N``, refutations of ``N`` count zero (their terms are kept
+   with share 0), so two runs never cancel each other out.
 6. ``confidence = sigmoid(log-odds)``. The expected recoverable share of the gap is
    ``confidence * midpoint(cost_pct)``, bounded by the measured gap when one is known.
 7. Order: by confidence first. Cost decides only between causes of similar confidence, that is
@@ -104,6 +107,7 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
                 lo += strength_llr(ev.strength) * (1 if ev.effect == "supports" else -1)
         direct[cause] = sigmoid(lo)
 
+    seen = {ev.node for ev in evidence if ev.effect == "supports"}
     results: list[Scored] = []
     for cause in causes:
         prior = _prior(nodes[cause], priors)
@@ -123,7 +127,7 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
                 share = (direct[cause] * att / total) if total > 0 else 0.0
                 delta = llr * att * share
             else:
-                share = ABSENT_SYMPTOM_FACTOR
+                share = 0.0 if ev.node in seen else ABSENT_SYMPTOM_FACTOR
                 delta = -llr * att * share
             lo += delta
             terms.append(Term(ev.key, ev.rule_id, ev.node, ev.effect, ev.strength, round(att, 4),

@@ -1,0 +1,65 @@
+"""Comparisons between runs inside one ticket: what differs between a fast and a slow run.
+
+A ticket often holds the fast and the slow run side by side (two NCCL versions, two node pairs,
+host and pod). These facts keep them apart and say what differs, so rules can read "slower only
+on pairs that include node X" or "slower only after the upgrade" instead of the two runs'
+evidence cancelling out.
+"""
+
+from __future__ import annotations
+
+from clusterdx.facts.base import Fact
+
+
+class RunPair(Fact):
+    fact_type = "compare.run_pair"
+    doc = ("Two runs of the same benchmark in one ticket: the slower one's bus bandwidth as a fraction of the "
+           "faster one's, and what differs between them (hosts, NCCL version, scope, rank count).")
+    collective: str
+    slow_busbw: float
+    fast_busbw: float
+    #: slow / fast, 0..1
+    ratio: float
+    #: the dimensions that differ: "hosts", "nccl_version", "scope", "nranks", "nodes"
+    differs: list[str] = []
+    #: how many dimensions differ (1: the comparison isolates one change)
+    n_differs: int = 0
+    slow_nccl_version: str = ""
+    fast_nccl_version: str = ""
+    #: 1 when the slow run's NCCL version is newer than the fast run's, -1 older, 0 same/unknown
+    slow_is_newer_nccl: int = 0
+    slow_scope: str = ""
+    fast_scope: str = ""
+    slow_hosts: list[str] = []
+    fast_hosts: list[str] = []
+    nodes: int = 0
+
+
+class PairDependence(Fact):
+    fact_type = "compare.node_pair_dependence"
+    doc = ("Runs of one benchmark on different sets of nodes, same size and software: bandwidth depends on "
+           "which nodes ran. common_slow_host is the one host in every slow run and in no fast run, if any.")
+    collective: str
+    runs: int
+    slow_runs: int
+    fast_runs: int
+    #: slowest busbw over fastest busbw among the compared runs
+    ratio: float
+    common_slow_host: str = ""
+    slow_host_sets: list[str] = []
+    fast_host_sets: list[str] = []
+
+
+class SizeFalloff(Fact):
+    fact_type = "nccltests.size_falloff"
+    doc = ("One nccl-tests run whose bus bandwidth peaks at a mid-size message and falls as messages grow "
+           "(what a fabric without working flow control does under load).")
+    run_index: int
+    collective: str
+    nodes: int
+    peak_busbw: float
+    peak_size: int
+    busbw_at_max_size: float
+    max_size: int
+    #: busbw at the largest size / peak busbw
+    ratio: float

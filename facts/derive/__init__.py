@@ -12,11 +12,11 @@ from typing import Any, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, runs
+from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, runs
 from clusterdx.facts.reference import Selected
 
 DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive,
-            runs.derive)
+            runs.derive, releases.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
 
@@ -42,6 +42,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "compare.run_pair": frozenset({"nccltests.run"}),
     "compare.node_pair_dependence": frozenset({"nccltests.run"}),
     "nccltests.size_falloff": frozenset({"nccltests.run", "nccltests.result"}),
+    "nccl.release_issue": frozenset({"nccl.version", "nccltests.run"}),
 }
 
 

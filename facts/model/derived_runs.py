@@ -63,3 +63,26 @@ class SizeFalloff(Fact):
     max_size: int
     #: busbw at the largest size / peak busbw
     ratio: float
+
+
+class NcclReleaseIssue(Fact):
+    fact_type = "nccl.release_issue"
+    doc = ("An entry of the NCCL release table that the NCCL version in use falls in: a known regression or a "
+           "changed default, the root cause it points at, and whether its conditions hold here.")
+    version: str
+    entry: str
+    #: "regression" or "changed-default"
+    kind: str
+    #: the root cause the entry is evidence for
+    cause: str
+    #: "applies": every condition holds; "likely": the undecided ones are those the table says usually
+    #: hold; "possible": none fails but others could not be decided
+    applies: str
+    #: conditions the facts could not decide
+    unknown: list[str] = []
+    #: the variable that works around the entry, and whether it is set
+    setting: str = ""
+    setting_set: bool = False
+    summary: str = ""
+    remedy: str = ""
+    reference: str = ""

@@ -1,0 +1,157 @@
+"""Which entries of the NCCL release table (:mod:`clusterdx.facts.releases`) bite on this node.
+
+For every NCCL version the facts show (the NCCL log's banner, nccl-tests' header), each table
+entry whose range holds it becomes an ``nccl.release_issue`` when none of its conditions is
+contradicted by the facts. Conditions the facts cannot decide are listed (``applies:
+possible``, or ``likely`` when the table says those conditions usually hold): rules act on
+``applies`` and some on ``likely``, never on ``possible`` alone, since every old release would
+otherwise be suspect on every ticket. Each condition is decided in one function here, from every fact that can tell.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from clusterdx.facts.base import Fact
+from clusterdx.facts.derive._common import of_type
+from clusterdx.facts.model.derived_runs import NcclReleaseIssue
+from clusterdx.facts.releases import entries_for
+from clusterdx.facts.versions import version_key
+
+#: GPU names of Grace superchips (NVLink-C2C between CPU and GPU)
+_C2C = re.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
+#: multi-node NVLink systems
+_MNNVL = re.compile(r"\b(GB200|GB300)\b", re.I)
+#: GPUs without NVLink between them in common servers
+_PCIE = re.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
+_SXM = re.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
+
+Decision = bool | None
+
+
+def _gpu_names(facts: Sequence[Fact]) -> list[str]:
+    names = [getattr(f, "name", "") for f in of_type(facts, "gpu.device")]
+    names += [getattr(f, "gpu_model", "") for f in of_type(facts, "nccltests.run")]
+    names += [getattr(f, "gpu_model", "") for f in of_type(facts, "nccltests.device")]
+    return [n for n in names if n]
+
+
+def _roce(facts: Sequence[Fact]) -> Decision:
+    nets = [f for f in of_type(facts, "nccl.net") if getattr(f, "net", "") == "IB" or getattr(f, "transport", "") == "IB"]
+    if any(f.roce for f in nets):
+        return True
+    layers = {str(getattr(f, "link_layer", "")).lower() for f in of_type(facts, "ib.port")}
+    if "ethernet" in layers:
+        return True
+    if nets or "infiniband" in layers:
+        return False
+    return None
+
+
+def _ib(facts: Sequence[Fact]) -> Decision:
+    r = _roce(facts)
+    return None if r is None else not r
+
+
+def _amd(facts: Sequence[Fact]) -> Decision:
+    vendors = [str(getattr(f, "vendor", "") or getattr(f, "model_name", "")) for f in of_type(facts, "cpu.info")]
+    vendors = [v for v in vendors if v]
+    if not vendors:
+        return None
+    return any("amd" in v.lower() for v in vendors)
+
+
+def _by_gpu(pattern: re.Pattern[str]) -> Callable[[Sequence[Fact]], Decision]:
+    def decide(facts: Sequence[Fact]) -> Decision:
+        names = _gpu_names(facts)
+        if not names:
+            return None
+        return any(pattern.search(n) for n in names)
+    return decide
+
+
+def _pcie(facts: Sequence[Fact]) -> Decision:
+    names = _gpu_names(facts)
+    if any(_PCIE.search(n) for n in names):
+        return True
+    if any(_SXM.search(n) for n in names):
+        return False
+    return None
+
+
+def _mnnvl(facts: Sequence[Fact]) -> Decision:
+    if of_type(facts, "nccl.mnnvl") or any(getattr(f, "mnnvl", None) for f in of_type(facts, "nccl.comm")):
+        return True
+    return _by_gpu(_MNNVL)(facts)
+
+
+def _multi_node(facts: Sequence[Fact]) -> Decision:
+    counts = [f.nnodes for f in of_type(facts, "nccl.comm") if getattr(f, "nnodes", None)]
+    counts += [f.nodes for f in of_type(facts, "nccltests.run")]
+    if not counts:
+        return None
+    return max(counts) >= 2
+
+
+def _sendrecv(facts: Sequence[Fact]) -> Decision:
+    colls = {f.collective for f in of_type(facts, "nccltests.run")}
+    if colls & {"sendrecv", "alltoall", "all_to_all", "send_recv", "hypercube"}:
+        return True
+    return None
+
+
+def _nvlink(facts: Sequence[Fact]) -> Decision:
+    p = _pcie(facts)
+    return None if p is None else not p
+
+
+CONDITIONS: dict[str, Callable[[Sequence[Fact]], Decision]] = {
+    "roce": _roce, "ib": _ib, "amd-cpu": _amd, "c2c": _by_gpu(_C2C), "mnnvl": _mnnvl,
+    "pcie-gpus": _pcie, "nvlink-gpus": _nvlink, "multi-node": _multi_node, "sendrecv": _sendrecv,
+}
+
+
+def _settings(facts: Sequence[Fact]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in of_type(facts, "nccl.setting") + of_type(facts, "nccl.env") + of_type(facts, "env.var"):
+        name = getattr(f, "name", "")
+        if name.startswith("NCCL_"):
+            out.setdefault(name, str(getattr(f, "value", "")))
+    return out
+
+
+def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
+    seen: dict[str, Fact] = {}
+    for f in of_type(facts, "nccl.version"):
+        seen.setdefault(f.version, f)
+    for f in of_type(facts, "nccltests.run"):
+        v = getattr(f, "nccl_version", "")
+        if v and version_key(v):
+            seen.setdefault(v, f)
+    return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
+
+
+def derive(facts: Sequence[Fact]) -> list[Fact]:
+    versions = _versions(facts)
+    if not versions:
+        return []
+    decided = {name: fn(facts) for name, fn in CONDITIONS.items()}
+    settings = _settings(facts)
+    out: list[Fact] = []
+    for version, src in versions:
+        for entry in entries_for(version):
+            states = [decided[c] for c in entry.when]
+            if any(s is False for s in states):
+                continue
+            needs = entry.requires_setting
+            if needs and any(settings.get(k) != v for k, v in needs.items()):
+                continue
+            unknown = [c for c, s in zip(entry.when, states) if s is None]
+            out.append(NcclReleaseIssue(
+                node=src.node, scope=src.scope, source=src.source, version=version, entry=entry.id,
+                kind=entry.kind, cause=entry.cause,
+                applies="applies" if not unknown else "likely" if set(unknown) <= set(entry.unknown_ok) else "possible",
+                unknown=unknown, setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),
+                summary=" ".join(entry.summary.split()), remedy=entry.remedy, reference=entry.reference))
+    return out

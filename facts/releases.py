@@ -1,0 +1,63 @@
+"""The NCCL release table (``kb/reference/nccl-releases.yaml``): what each release is known for.
+
+One owner for "what does this NCCL version imply": the table lists regressions and changed
+defaults by version range, each with the root cause it is evidence for, the conditions under
+which it bites, the remedy and a reference. :func:`entries_for` answers which entries a version
+falls in; whether their conditions hold is decided from the facts by the deriver
+(:mod:`clusterdx.facts.derive.releases`).
+
+    >>> [e.id for e in entries_for("2.19.4")][:3]
+    ['regression-2.19.3-2.19.4', 'roce-gid-autoselect-2.21', 'amd-p2p-through-cpu-2.23']
+    >>> [e.id for e in entries_for("2.27.7")]
+    ['net-channels-per-peer-auto-2.20']
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusterdx.facts.versions import in_range, version_key
+
+Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv"]
+
+
+class ReleaseEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    versions: list[str]
+    kind: Literal["regression", "changed-default"]
+    cause: str
+    when: list[Condition] = []
+    #: conditions that may stay undecided: the entry is then "likely" rather than "possible"
+    unknown_ok: list[Condition] = []
+    #: variables that must be set to these values for the entry to apply
+    requires_setting: dict[str, str] = Field(default_factory=dict)
+    summary: str
+    remedy: str
+    #: the variable that works around it, if any
+    setting: str = ""
+    reference: str
+
+
+class ReleaseTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["clusterdx/nccl-releases/v1"] = Field(alias="schema")
+    entries: list[ReleaseEntry]
+
+
+@lru_cache(maxsize=1)
+def table() -> ReleaseTable:
+    text = resources.files("clusterdx.kb").joinpath("reference/nccl-releases.yaml").read_text("utf-8")
+    return ReleaseTable.model_validate(yaml.safe_load(text))
+
+
+def entries_for(version: str) -> list[ReleaseEntry]:
+    """The entries whose version range holds ``version`` (none for an unreadable version)."""
+    if not version_key(version):
+        return []
+    return [e for e in table().entries if in_range(version, *e.versions)]

@@ -1,0 +1,82 @@
+"""The NCCL release table and the deriver that decides which entries bite on a node."""
+
+from __future__ import annotations
+
+import doctest
+
+from clusterdx.facts import releases
+from clusterdx.facts.base import SourceRef
+from clusterdx.facts.derive import derive_all
+from clusterdx.facts.model.env import EnvVar
+from clusterdx.facts.model.nccl import NcclComm, NcclNet, NcclVersion
+from clusterdx.facts.model.nccltests import NcclTestsRun
+
+SRC = SourceRef(input="nccl.log", line=3)
+
+
+def _issues(facts):
+    return {f.entry: f for f in derive_all(facts) if f.fact_type == "nccl.release_issue"}
+
+
+def _version(v: str) -> NcclVersion:
+    return NcclVersion(node="n1", source=SRC, version=v, version_num=0, cuda="12.2")
+
+
+def _net(roce: bool) -> NcclNet:
+    return NcclNet(node="n1", source=SRC, net="IB", transport="IB", devices=["mlx5_0:1"], device_count=1, roce=roce)
+
+
+def _comm(nnodes: int) -> NcclComm:
+    return NcclComm(node="n1", source=SRC, comm_rank=0, nranks=8 * nnodes, nnodes=nnodes)
+
+
+def test_doctests():
+    assert doctest.testmod(releases).failed == 0
+
+
+def test_every_entry_has_a_reference_and_valid_bounds():
+    for e in releases.table().entries:
+        assert e.reference.startswith("https://"), e.id
+        assert e.versions and all(releases.in_range("2.0", b) in (True, False) for b in e.versions), e.id
+        assert set(e.unknown_ok) <= set(e.when), e.id
+
+
+def test_regression_without_gpu_model_is_likely():
+    issue = _issues([_version("2.19.4")])["regression-2.19.3-2.19.4"]
+    assert issue.applies == "likely" and issue.unknown == ["nvlink-gpus"]
+
+
+def test_regression_contradicted_by_pcie_gpus():
+    run = NcclTestsRun(node="n1", source=SRC, run_index=0, collective="all_reduce", nranks=4, nodes=1,
+                       gpu_model="NVIDIA L40S", nccl_version="2.19.3")
+    assert "regression-2.19.3-2.19.4" not in _issues([run])
+
+
+def test_neighbour_releases_outside_the_range():
+    assert "regression-2.19.3-2.19.4" not in _issues([_version("2.20.3")])
+    assert "regression-2.19.3-2.19.4" not in _issues([_version("2.19.1")])
+
+
+def test_roce_gid_default_applies_before_2_21_5_only_on_roce():
+    assert _issues([_version("2.18.3"), _net(True)])["roce-gid-autoselect-2.21"].applies == "applies"
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.18.3"), _net(False)])
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.21.5"), _net(True)])
+    assert _issues([_version("2.18.3")])["roce-gid-autoselect-2.21"].applies == "possible"
+
+
+def test_workaround_variable_is_seen():
+    gid = EnvVar(node="n1", source=SRC, name="NCCL_IB_GID_INDEX", value="3")
+    assert _issues([_version("2.18.3"), _net(True), gid])["roce-gid-autoselect-2.21"].setting_set
+
+
+def test_c2c_gdr_off_on_grace_multi_node():
+    run = NcclTestsRun(node="n1", source=SRC, run_index=0, collective="all_reduce", nranks=8, nodes=2,
+                       gpu_model="NVIDIA GH200 480GB", nccl_version="2.23.4")
+    assert _issues([run])["c2c-gdr-off-by-default"].applies == "applies"
+    assert "c2c-gdr-off-by-default" not in _issues([_version("2.23.4"), _comm(1)])
+
+
+def test_setting_required_entry():
+    cross = EnvVar(node="n1", source=SRC, name="NCCL_CROSS_NIC", value="1")
+    assert "cross-nic-ring-alternation-2.26.2" in _issues([_version("2.23.4"), _comm(2), cross])
+    assert "cross-nic-ring-alternation-2.26.2" not in _issues([_version("2.23.4"), _comm(2)])

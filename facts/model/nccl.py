@@ -146,7 +146,8 @@ class NcclGdrHca(_NcclFact):
 
 class NcclGdrGpu(_NcclFact):
     fact_type = "nccl.gdr_gpu"
-    doc = "GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level)."
+    doc = ("GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level; "
+           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form).")
     gpu_bus: str
     hca_index: int
     enabled: bool

@@ -60,6 +60,7 @@ from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model import nccl as m
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
+from clusterdx.facts.versions import version_at_least
 
 SAMPLE = """\
 gpu-h100-017:481203:481203 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens10f0np0
@@ -79,8 +80,8 @@ gpu-h100-017:481203:481321 [0] NCCL INFO 32 coll channels, 32 collnet channels, 
 # Launcher tags: `srun --label` (" 0: ", "13: ") and `mpirun --tag-output` ("[1,0]<stdout>:").
 _TAG = r"(?:\s*\d+:\s|\s*\[\d+,\d+\]<\w+>:\s?)?"
 _LINE = re.compile(
-    r"^" + _TAG + r"\s*(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*"
-    r"|(?P<iso>\d{4}-\d\d-\d\dT[0-9:.,]+(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
+    r"^" + _TAG + r"\s*(?:(?P<iso>\d{4}-\d\d-\d\dT[0-9:.,]+(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
+    r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*)?"
     # the hostname ends at the first ":pid:tid [" (hostnames never hold spaces or brackets)
     r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
     r"(?:(?P<loc>[\w./+-]+:\d+)\s+(?:\((?P<func>[\w:~<>]+)\)\s+)?)?"
@@ -88,7 +89,7 @@ _LINE = re.compile(
 )
 _BARE_VERSION = re.compile(r"^" + _TAG + r"\s*NCCL version (\S+)")
 _EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
-_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
+_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
 _CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
@@ -140,10 +141,13 @@ _PATTERN = re.compile(
 _P2P_OFF = re.compile(r"^Could not enable P2P between dev (\d+)\(=(\w+)\) and dev (\d+)\(=(\w+)\)")
 _DATA_DIRECT = re.compile(r"Data Direct DMA Interface is detected for device (\S+)")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
-_BOOTSTRAP = re.compile(r"^Bootstrap\s*:\s*Using\s+([^\s:]+)(?::(\S+))?")
+# "Bootstrap : Using ens10f0np0:10.40.12.17<0>"; up to 2.8 " [0]eth0:10.0.0.1<0>"
+_BOOTSTRAP = re.compile(r"^Bootstrap\s*:\s*Using\s+(?:\[\d+\])?([^\s:]+)(?::(\S+))?")
 _UNWIND = re.compile(r"^[\w./+-]+:\d+ -> (\d+)")
 _IB_STATUS = re.compile(r"(?:with error |status=)(\d+)")
 _HCA = re.compile(r"\b((?:mlx\d|bnxt_re|irdma|efa|rdmap|hfi1|qedr|erdma|ionic)[\w]*?)(?::\d+)?\b")
+#: first release that prints "Using network <name>"
+_USING_NETWORK_SINCE = "2.6"
 #: connection line heads: "Channel 00/0 : ..." (2.7+), "Ring 03 : ..." (2.4-2.6)
 _CONN_HEADS = ("Channel ", "Ring ")
 # the part after the channel number: peer notation rank[busId] (<= 2.18.1), rank[dev] (later),
@@ -218,7 +222,11 @@ def sniff(doc: Document) -> float:
             hits += 1
     if not hits:
         return 0.0
-    return min(0.95, 0.5 + 0.45 * hits / nonblank)
+    # the prefix "host:pid:tid [dev] NCCL INFO" is unmistakable: a log where four lines in five
+    # carry it (the rest application output, matrix rows) is as sure as one with nothing else;
+    # that also outranks line-prefix sniffers (kubectl --timestamps looks like dmesg --time-format iso)
+    share = hits / nonblank * (1.25 if hits >= 5 else 1.0)
+    return min(0.95, 0.5 + 0.45 * share)
 
 
 class _Proc:
@@ -264,6 +272,7 @@ class _State:
         self.topo_nodes = 0
         self.topo_cpu: dict[tuple, str] = {}  # (host, pid) -> CPU root the tree is under
         self.matrix: list[Any] | None = None  # [proc, index, protocols, algorithms, rows]
+        self.versions: dict[str | None, str] = {}  # node -> first NCCL version it printed
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -381,7 +390,7 @@ class _State:
                 p.pid = int(mt.group("pid"))
                 p.tid = int(mt.group("tid"))
                 p.dev = int(mt.group("dev"))
-                p.ts = mt.group("ts") or ""
+                p.ts = mt.group("ts") or mt.group("iso") or ""
                 p.loc = mt.group("loc") or ""
                 p.func = mt.group("func") or ""
                 p.level = "INFO"
@@ -463,7 +472,7 @@ class _State:
         p.pid = int(mt.group("pid"))
         p.tid = int(mt.group("tid"))
         p.dev = int(mt.group("dev"))
-        p.ts = mt.group("ts") or ""
+        p.ts = mt.group("ts") or mt.group("iso") or ""
         p.loc = mt.group("loc") or ""
         p.func = mt.group("func") or ""
         p.level = mt.group("level")
@@ -635,8 +644,10 @@ class _State:
             self.problem(i, f"unreadable NCCL version {text[:40]!r}")
             return
         # NCCL_VERSION_CODE switched from 1000*major to 10000*major at 2.9
-        num = major * 10000 + minor * 100 + patch if (major, minor) >= (2, 9) else major * 1000 + minor * 100 + patch
+        num = major * 10000 + minor * 100 + patch if version_at_least((major, minor), (2, 9)) \
+            else major * 1000 + minor * 100 + patch
         version = f"{major}.{minor}.{patch}"
+        self.versions.setdefault(p.node if p else None, version)
         self.emit(m.NcclVersion, i, p, key=(version, r.group(4) or ""), version=version,
                   version_num=num, cuda=r.group(4) or "")
 
@@ -669,6 +680,11 @@ class _State:
         if r:
             self.on_devlist(i, p, r.group(1), r.group(2))
             return _EVERY
+        if "for GPU" in msg:  # 2.4-2.5: "NET/IB : GPU Direct RDMA Enabled for GPU 0[0] / HCA 0 ..."
+            r = _GDR_GPU.search(msg)
+            if r:
+                self.on_gdr_gpu(i, p, r)
+                return _IDEM
         r = _GDR_HCA.match(msg)
         if r:
             self.emit(m.NcclGdrHca, i, p, key=(r.group(4), r.group(3), r.group(1), r.group(2)),
@@ -963,6 +979,14 @@ class _State:
         self.dedupe[key] = entry
         self.last_warn[(p.host, p.pid, p.tid)] = entry
 
+    def node_version(self, node: str) -> str:
+        """The NCCL version ``node`` printed (a bare version line counts when only one was read)."""
+        found = self.versions.get(node) or self.versions.get(None)
+        if found:
+            return found
+        distinct = set(self.versions.values())
+        return distinct.pop() if len(distinct) == 1 else ""
+
     def count(self, i: int, p: _Proc, cls: type[Fact], key: tuple, **fields: Any) -> None:
         """A counted fact: one per node and ``key``; ``count`` = lines, source = first..last."""
         key = (cls.fact_type, p.node) + key
@@ -1074,8 +1098,10 @@ class _State:
         for (host, pid), lists in self.devlists.items():
             for family, (i, fields, p, used) in lists.items():
                 if not used:
+                    # before 2.6 no "Using network" line: the device list is the choice
+                    selected = version_at_least(self.node_version(p.node), _USING_NETWORK_SINCE) is False
                     self.emit(m.NcclNet, i, p, key=(fields["transport"], tuple(fields["devices"])),
-                              net=fields["transport"], selected=False, **fields)
+                              net=fields["transport"], selected=selected, **fields)
         for (node, transport), agg in self.transports.items():
             self.pending.append([m.NcclTransportSummary, agg["first"], agg["last"], dict(
                 node=node, transport=transport, connections=agg["n"], gdr_connections=agg["gdr"],

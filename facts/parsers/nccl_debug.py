@@ -6,9 +6,17 @@ Lines NCCL prints with ``NCCL_DEBUG=INFO`` (or ``WARN``): ``host:pid:tid [cudaDe
 bare ``NCCL version X+cudaY`` line of older releases. Other lines (application output, ``## ``
 annotations, error-unwinding noise) are ignored.
 
+Every release from 2.4 on: ``Ring 03 : 5[5] -> 6[6] via NET/IB/1`` (2.4-2.6) and ``Channel 00/0 :
+0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`` (later) connection lines, ``Pattern ..., speed a/b``
+(before 2.13) and ``bw a/b``, ``=== System : maxWidth ...`` and ``maxBw ... totalBw ...``, the
+printed topology tree (``CPU/0-0``, ``+ PCI[24.0] - GPU/0-18000 (0)``), what topology detection
+could not read and ignored, IB QP / ECE lines, TUNING algorithm choices and the
+``Enabled NCCL Func/Proto/Algo Matrix`` rows (printed without a prefix under their INFO line).
+
 Built for logs of any size: one pass, a substring prefilter before any regex, and the
-high-volume lines (per-channel connections, repeated WARNs) are aggregated per node instead of
-becoming one fact each. ``rank`` is the process's rank in the largest communicator it reported
+high-volume lines are aggregated instead of becoming one fact each: connection lines per node and
+transport (``nccl.transport_summary``) and per process, direction and NIC (``nccl.channel``), QP,
+ECE and algorithm-choice lines per node and value (with a count), repeated WARNs per node. ``rank`` is the process's rank in the largest communicator it reported
 (Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has been read.
 
 Sample input::
@@ -43,6 +51,9 @@ Examples:
     >>> [(t.transport, t.connections, t.gdr_connections, t.nics) for t in ctx.facts
     ...  if t.fact_type == "nccl.transport_summary"]
     [('NET/IB', 2, 1, ['0', '1']), ('P2P/CUMEM', 1, 0, [])]
+    >>> [(c.direction, c.nic, c.nic_name, c.gdr, c.connections, c.peer_ranks) for c in ctx.facts
+    ...  if c.fact_type == "nccl.channel"]
+    [('receive', '0', 'mlx5_0:1', True, 1, [8]), ('receive', '1', 'mlx5_3:1', False, 1, [8])]
     >>> w = [f for f in ctx.facts if f.fact_type == "nccl.warn"][0]
     >>> (w.category, w.hca, w.node, w.timestamp)
     ('net', 'mlx5_10', 'gpu-h100-018', '2025-07-14 02:11:47')

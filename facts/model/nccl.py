@@ -363,3 +363,16 @@ class NcclCc(_NcclFact):
     doc = "Confidential-computing state NCCL reports (CC On/Off, Multi-GPU CC On/Off where printed)."
     enabled: bool
     multi_gpu: bool | None = None
+
+
+class NcclTopoPaths(_NcclFact):
+    fact_type = "nccl.topo_paths"
+    doc = ("Path classes NCCL computed from one GPU or NET to the GPUs and NETs of the node "
+           "(GRAPH subsystem, 'GPU/0-18000 :GPU/0-18000 (0/5000.0/LOC) ... NET/0-0 (5/24.0/PXB)'): "
+           "targets as 'NET/0-0' -> class (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) and "
+           "bandwidth in GB/s; best_net_path the closest class to any NET.")
+    src_type: str
+    src_id: str
+    paths: dict[str, str] = {}
+    bw: dict[str, float] = {}
+    best_net_path: str = ""

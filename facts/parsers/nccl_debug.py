@@ -169,6 +169,11 @@ _CONN = re.compile(r"^\s*(\d+)(?:\[\w*\])? -> (\d+)(?:\[\w*\])?(?: \[(send|recei
 _TOPO_NODE = re.compile(
     r"^(?:\+ (\w+)\[\s*([\d.]+)\] - )?(GPU|PCI|NVS|CPU|NIC|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?)"
     r"(?: \(([^()]*)\))?$")
+# "GPU/0-18000 :GPU/0-18000 (0/5000.0/LOC) CPU/0-0 (1/48.0/PHB) NET/0-0 (5/24.0/PXB) " (one per GPU/NET)
+_PATHS_HEAD = re.compile(r"^(GPU|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?) :")
+_PATH_ENTRY = re.compile(r"(GPU|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?) \(\d+/([\d.]+)/([A-Z0-9]+)\)")
+#: path classes, closest first (src/graph/topo.h topoPathTypeStr, 2.4 to 2.27)
+_PATH_ORDER = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS")
 _ECE = re.compile(
     r"IbDev (\d+) Port (\d+) (?:qpn|qp_num) \d+\b.*?(query_ece|set_ece)=\{supported=(\d+), "
     r"vendor_id=(0x[0-9a-fA-F]+), options=(0x[0-9a-fA-F]+), comp_mask=(0x[0-9a-fA-F]+)\}")
@@ -589,6 +594,12 @@ class _State:
                 self.on_algo(i, p, r)
                 return _EVERY
             return _IGNORED
+        if c == "G" and msg.startswith("GPU/"):
+            r = _PATHS_HEAD.match(msg)
+            if r:
+                self.on_paths(i, p, r, msg)
+                return _IDEM
+            return _IGNORED
         if c == "+" or msg.startswith("CPU/"):
             r = _TOPO_NODE.match(msg)
             if r:
@@ -670,6 +681,12 @@ class _State:
         self.emit(m.NcclEnv, i, p, key=(name, value, origin), name=name, value=value, origin=origin)
 
     def on_net_line(self, i: int, p: _Proc, msg: str) -> int:
+        if len(msg) > 4 and msg[4].isdigit():  # "NET/0-0 :GPU/0-18000 (5/24.0/PXB) ..." paths line
+            r = _PATHS_HEAD.match(msg)
+            if r:
+                self.on_paths(i, p, r, msg)
+                return _IDEM
+            return _IGNORED
         if "qpn " in msg or "qp_num " in msg:
             found = False
             r = _ECE.search(msg)
@@ -723,7 +740,10 @@ class _State:
         return _IGNORED
 
     def on_devlist(self, i: int, p: _Proc, transport: str, rest: str) -> None:
-        head, _, oob = rest.partition(";")
+        head, semi, oob = rest.partition(";")
+        cut = not semi and transport != "Socket"
+        if cut:
+            self.problem(i, f"NET/{transport} : Using line cut before its OOB part; device list may be incomplete")
         devices, roce, sharp = [], False, False
         names: dict[str, str] = {}
         for index, spec in _NET_DEV.findall(head):
@@ -737,6 +757,9 @@ class _State:
             flags = {x.upper() for x in parts[1:]}
             roce = roce or "ROCE" in flags
             sharp = sharp or "SHARP" in flags
+        if cut and devices:  # the last entry may be cut in its name
+            devices.pop()
+            names.pop(index, None)
         o = _OOB.search(oob)
         fields = dict(transport=transport, devices=devices[:_MAX_LIST], device_count=len(devices),
                       roce=roce, sharp=sharp, relaxed_ordering="[RO]" in head,
@@ -1083,6 +1106,26 @@ class _State:
                   link_bw=float(bw) if bw else None, detail=detail[:200], gpu_rank=gpu_rank,
                   net_bw=net_bw, under_cpu=under)
 
+    def on_paths(self, i: int, p: _Proc, r: re.Match, msg: str) -> None:
+        paths: dict[str, str] = {}
+        bws: dict[str, float] = {}
+        for ttype, tid, bw, cls in _PATH_ENTRY.findall(msg, r.end()):
+            if len(paths) >= _MAX_LIST:
+                break
+            target = f"{ttype}/{tid}"
+            paths[target] = cls
+            try:
+                bws[target] = float(bw)
+            except ValueError:
+                pass
+        if not paths:
+            return
+        rank = {c: n for n, c in enumerate(_PATH_ORDER)}
+        nets = [c for t, c in paths.items() if t.startswith("NET/")]
+        best = min(nets, key=lambda c: rank.get(c, len(rank))) if nets else ""
+        self.emit(m.NcclTopoPaths, i, p, key=(r.group(1), r.group(2), tuple(paths.items())),
+                  src_type=r.group(1), src_id=r.group(2), paths=paths, bw=bws, best_net_path=best)
+
     def on_topo_ignored(self, i: int, p: _Proc, msg: str) -> bool:
         for regex, reason in _TOPO_IGNORED:
             r = regex.search(msg)
@@ -1269,7 +1312,7 @@ FORMATS = [
             m.NcclNvls, m.NcclMnnvl, m.NcclComm, m.NcclTopoFile, m.NcclGraphSystem, m.NcclGraph,
             m.NcclInitComplete, m.NcclInitTimings, m.NcclDataDirect, m.NcclWarn, m.NcclChannel,
             m.NcclTopoIgnored, m.NcclTopoNode, m.NcclEce, m.NcclIbQp, m.NcclAlgoSelection,
-            m.NcclAlgoEnabled, m.NcclTrees, m.NcclCc)),
+            m.NcclAlgoEnabled, m.NcclTrees, m.NcclCc, m.NcclTopoPaths)),
         sniff=sniff,
         parse=parse,
         stream=stream,

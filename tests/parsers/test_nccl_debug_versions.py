@@ -90,6 +90,24 @@ def test_2_7_srun_topology_tree_and_graph_speed():
     gdr = {(g.hca_index, g.enabled) for g in of_type(ctx, "nccl.gdr_gpu")}
     assert gdr == {(0, True), (2, False)}
     assert one(ctx, "nccl.net").selected is True
+    gpu = one(ctx, "nccl.topo_paths", src_type="GPU")
+    assert gpu.src_id == "7000" and gpu.best_net_path == "PIX"
+    assert gpu.paths == {"GPU/7000": "LOC", "GPU/90000": "SYS", "NET/0": "PIX", "NET/2": "SYS"}
+    assert gpu.bw["NET/2"] == 10.0
+    net = one(ctx, "nccl.topo_paths", src_type="NET")
+    assert (net.src_id, net.paths["GPU/90000"], net.best_net_path) == ("2", "PIX", "LOC")
+
+
+def test_device_list_cut_by_the_line_buffer_is_reported():
+    text = ("h:1:2 [0] NCCL INFO NET/IB : Using " + " ".join(f"[{n}]mlx5_{n}:1/IB" for n in range(80))[:990])
+    ctx = parse_text(FMT, text + "\nh:1:2 [0] NCCL INFO Using network IB\n")
+    net = one(ctx, "nccl.net")
+    assert net.device_count == 59 and net.oob_if == ""
+    assert net.devices[-1] == "mlx5_58:1"  # "[59]mlx" cut in its name is dropped
+    assert [w[1] for w in ctx.warnings] == [
+        "NET/IB : Using line cut before its OOB part; device list may be incomplete"]
+    full = parse_text(FMT, "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n")
+    assert full.warnings == []
 
 
 def test_2_12_roce_qps_and_real_path_warn():

@@ -94,11 +94,14 @@ _LINE = re.compile(
     r"^" + _TAG + r"\s*(?:(?P<iso>\d{4}-\d\d-\d\dT[0-9:.,]+(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*)?"
     # the hostname ends at the first ":pid:tid [" (hostnames never hold spaces or brackets)
-    r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    # "[dev]" is always printed by NCCL; pastes and log shippers sometimes lose it
+    r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+(?:\[(?P<dev>\d+)\]\s+)?"
     r"(?:(?P<loc>[\w./+-]+:\d+)\s+(?:\((?P<func>[\w:~<>]+)\)\s+)?)?"
     r"NCCL (?P<level>INFO|WARN|TRACE|ABORT)(?: (?P<msg>.*))?$"
 )
-_BARE_VERSION = re.compile(r"^" + _TAG + r"\s*NCCL version (\S+)")
+# printed without host prefix (2.27+: the VERSION level, which can carry a timestamp)
+_BARE_VERSION = re.compile(
+    r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?NCCL version (\S+)")
 _EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
 _HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
@@ -405,7 +408,7 @@ class _State:
                 p.host = p.node = mt.group("host")
                 p.pid = int(mt.group("pid"))
                 p.tid = int(mt.group("tid"))
-                p.dev = int(mt.group("dev"))
+                p.dev = int(mt.group("dev")) if mt.group("dev") else None
                 p.ts = mt.group("ts") or mt.group("iso") or ""
                 p.loc = mt.group("loc") or ""
                 p.func = mt.group("func") or ""
@@ -487,7 +490,7 @@ class _State:
         p.node = host
         p.pid = int(mt.group("pid"))
         p.tid = int(mt.group("tid"))
-        p.dev = int(mt.group("dev"))
+        p.dev = int(mt.group("dev")) if mt.group("dev") else None
         p.ts = mt.group("ts") or mt.group("iso") or ""
         p.loc = mt.group("loc") or ""
         p.func = mt.group("func") or ""

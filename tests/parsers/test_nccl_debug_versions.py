@@ -251,3 +251,31 @@ def test_long_repeated_lines_are_linear():
         start = time.perf_counter()
         parse_text(FMT, line)
         assert time.perf_counter() - start < 2, line[:60]
+
+
+def test_prefix_variants_of_pasted_lines():
+    text = "\n".join([
+        "[2025-07-14 02:11:40] NCCL version 2.27.7+cuda12.9",          # VERSION level with timestamps
+        "12: gpu-9:77:78 [4] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB",  # srun -l
+        "[1,3]<stdout>:gpu-9:77:78 [4] NCCL INFO Using network IB",    # mpirun --tag-output
+        "gpu-9:77:79 NCCL INFO NCCL_PROTO set by environment to Simple",  # [dev] lost in the paste
+        "2025-07-14T02:11:41+00:00 gpu-9:77:78 [4] NCCL INFO Channel 00/0 : 1[4] -> 9[4] [send] via NET/IB/4",
+        "Traceback (most recent call last):",
+        "  gpu-9:77:78 [4] NCCL INFO CC On, Multi-GPU CC Off",          # indented paste
+    ])
+    ctx = parse_text(FMT, text)
+    assert ctx.warnings == []
+    assert one(ctx, "nccl.version").version == "2.27.7"
+    envs = {(e.name, e.value, e.cuda_dev) for e in of_type(ctx, "nccl.env")}
+    assert envs == {("NCCL_NET_GDR_LEVEL", "PHB", 4), ("NCCL_PROTO", "Simple", None)}
+    assert one(ctx, "nccl.channel").nic == "4"
+    cc = one(ctx, "nccl.cc")
+    assert (cc.enabled, cc.multi_gpu) == (True, False)
+    assert one(ctx, "nccl.net").net == "IB"
+
+
+def test_not_nccl_prefixes_are_not_applicable():
+    from clusterdx.facts.base import NotApplicable
+    with pytest.raises(NotApplicable):
+        parse_text(FMT, "gpu-9:77:79 INFO NCCL_PROTO set by environment to Simple\n"
+                        "2025-07-14T02:11:41Z NCCL_DEBUG=INFO python train.py\n")

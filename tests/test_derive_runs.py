@@ -27,6 +27,7 @@ def test_versions_doctests():
 def test_version_order_is_numeric_not_lexical():
     assert versions.compare_versions("2.9.6", "2.10.3") == -1
     assert versions.compare_versions("2.27.3+cuda12.9", "2.27.3") == 0
+    assert versions.compare_versions("x", "2.1") is None
     assert versions.in_range("2.19.3", ">=2.19", "<2.20")
     assert not versions.in_range("2.2.13", ">=2.19")
     assert not versions.in_range("unknown", ">=2.19")

@@ -47,7 +47,7 @@ def _differs(a: Fact, b: Fact) -> list[str]:
     if ha and hb and ha != hb:
         out.append("hosts")
     va, vb = getattr(a, "nccl_version", ""), getattr(b, "nccl_version", "")
-    if va and vb and compare_versions(va, vb) != 0:
+    if va and vb and compare_versions(va, vb) not in (0, None):
         out.append("nccl_version")
     if a.scope != b.scope and "unknown" not in (a.scope.value, b.scope.value):
         out.append("scope")
@@ -69,7 +69,7 @@ def _pairs(runs: list[tuple[Fact, float]]) -> list[Fact]:
             continue
         differs = _differs(slow, fast)
         sv, fv = slow.nccl_version, fast.nccl_version
-        newer = compare_versions(sv, fv) if sv and fv else 0
+        newer = (compare_versions(sv, fv) or 0) if sv and fv else 0
         out.append(RunPair(
             node=slow.node, scope=slow.scope, source=slow.source, collective=slow.collective,
             slow_busbw=sbw, fast_busbw=fbw, ratio=round(ratio, 4), differs=differs, n_differs=len(differs),

@@ -146,7 +146,8 @@ class NcclGdrHca(_NcclFact):
 
 class NcclGdrGpu(_NcclFact):
     fact_type = "nccl.gdr_gpu"
-    doc = "GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level)."
+    doc = ("GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level; "
+           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form).")
     gpu_bus: str
     hca_index: int
     enabled: bool
@@ -193,14 +194,14 @@ class NcclTopoFile(_NcclFact):
 
 class NcclGraphSystem(_NcclFact):
     fact_type = "nccl.graph_system"
-    doc = "Detected topology bandwidths (=== System : maxBw totalBw ===), GB/s."
+    doc = "Detected topology bandwidths (=== System : maxBw totalBw ===, older maxWidth/totalWidth), GB/s (None where the version does not print it)."
     max_bw: float
-    total_bw: float
+    total_bw: float | None = None
 
 
 class NcclGraph(_NcclFact):
     fact_type = "nccl.graph"
-    doc = "One topology search result (pattern, channels, intra/inter bw GB/s and path types)."
+    doc = "One topology search result (pattern, channels, intra/inter bw GB/s and path types; 'speed' in NCCL < 2.13)."
     pattern: int
     cross_nic: int
     nchannels: int
@@ -255,3 +256,123 @@ class NcclWarn(_NcclFact):
     hca: str = ""
     hint: str = ""
     count: int = 1
+
+
+class NcclChannel(_NcclFact):
+    fact_type = "nccl.channel"
+    doc = ("Network connections of one process by direction and NIC (Channel/Ring ... via NET/...): "
+           "connections = lines, peers = distinct peer ranks (communicator ranks as printed, first 64 in "
+           "peer_ranks), proxy_rank the PXN proxy; nic is NCCL's net device index, "
+           "nic_name its name from the same process's NET/<x> : Using list when printed.")
+    direction: str  # send, receive, or "" (not printed)
+    transport: str
+    nic: str
+    nic_name: str = ""
+    proxy_rank: int | None = None
+    gdr: bool = False
+    shared: bool = False
+    connections: int = 0
+    peers: int = 0
+    peer_ranks: list[int] = []
+
+
+class NcclTopoIgnored(_NcclFact):
+    fact_type = "nccl.topo_ignored"
+    doc = ("Something NCCL's topology detection could not read and ignored or replaced by a default "
+           "(reason no_real_path / unreadable / not_pci / no_speed / xml_ignored / kv_fallback / "
+           "search_fallback / env_ignored / ignored).")
+    what: str
+    reason: str
+    message: str = ""
+    count: int = 1
+
+
+class NcclTopoNode(_NcclFact):
+    fact_type = "nccl.topo_node"
+    doc = ("One node of the topology tree NCCL printed (NCCL_DEBUG_SUBSYS=GRAPH): type GPU/PCI/NVS/"
+           "CPU/NIC/NET, the link that reaches it and its bandwidth in GB/s; gpu_rank for GPUs, "
+           "net_bw (GB/s) for NETs, under_cpu the CPU (NUMA) root it was printed under.")
+    node_type: str
+    node_id: str
+    link_type: str = ""
+    link_bw: float | None = None
+    detail: str = ""
+    gpu_rank: int | None = None
+    net_bw: float | None = None
+    under_cpu: str = ""
+
+
+class NcclEce(_NcclFact):
+    fact_type = "nccl.ece"
+    doc = ("Enhanced Connection Establishment state NCCL read (query) or set on IB QPs, per IB device "
+           "and port (count = QP lines).")
+    ib_dev: int
+    port: int
+    kind: str  # query or set
+    supported: bool
+    vendor_id: str = ""
+    options: str = ""
+    comp_mask: str = ""
+    count: int = 1
+
+
+class NcclIbQp(_NcclFact):
+    fact_type = "nccl.ib_qp"
+    doc = ("IB queue pairs NCCL created, per IB device/port and path MTU (mtu = IB enum 1..5, "
+           "mtu_bytes = 256..4096); addressing LID (IB) or GID (RoCE) with the GID index.")
+    ib_dev: int
+    port: int
+    mtu: int
+    mtu_bytes: int
+    addressing: str
+    gid_index: int | None = None
+    count: int = 1
+
+
+class NcclAlgoSelection(_NcclFact):
+    fact_type = "nccl.algo_selection"
+    doc = ("Algorithm and protocol NCCL chose for a collective (NCCL_DEBUG_SUBSYS=TUNING, rank 0), "
+           "counted over sizes min_bytes..max_bytes.")
+    function: str
+    algo: str
+    proto: str
+    count: int = 1
+    min_bytes: int = 0
+    max_bytes: int = 0
+    kernel: str = ""
+
+
+class NcclAlgoEnabled(_NcclFact):
+    fact_type = "nccl.algo_enabled"
+    doc = "One row of the 'Enabled NCCL Func/Proto/Algo Matrix' (which protocols and algorithms a function may use)."
+    function: str
+    protocols: list[str] = []
+    protocols_off: list[str] = []
+    algorithms: list[str] = []
+    algorithms_off: list[str] = []
+
+
+class NcclTrees(_NcclFact):
+    fact_type = "nccl.trees"
+    doc = "Trees line of a communicator: number of tree channels printed (one per node and count)."
+    channels: int
+
+
+class NcclCc(_NcclFact):
+    fact_type = "nccl.cc"
+    doc = "Confidential-computing state NCCL reports (CC On/Off, Multi-GPU CC On/Off where printed)."
+    enabled: bool
+    multi_gpu: bool | None = None
+
+
+class NcclTopoPaths(_NcclFact):
+    fact_type = "nccl.topo_paths"
+    doc = ("Path classes NCCL computed from one GPU or NET to the GPUs and NETs of the node "
+           "(GRAPH subsystem, 'GPU/0-18000 :GPU/0-18000 (0/5000.0/LOC) ... NET/0-0 (5/24.0/PXB)'): "
+           "targets as 'NET/0-0' -> class (LOC, NVL, NVB, C2C, PIX, PXB, PXN, P2C, PHB, SYS, NET) and "
+           "bandwidth in GB/s; best_net_path the closest class to any NET.")
+    src_type: str
+    src_id: str
+    paths: dict[str, str] = {}
+    bw: dict[str, float] = {}
+    best_net_path: str = ""

@@ -6,9 +6,17 @@ Lines NCCL prints with ``NCCL_DEBUG=INFO`` (or ``WARN``): ``host:pid:tid [cudaDe
 bare ``NCCL version X+cudaY`` line of older releases. Other lines (application output, ``## ``
 annotations, error-unwinding noise) are ignored.
 
+Every release from 2.4 on: ``Ring 03 : 5[5] -> 6[6] via NET/IB/1`` (2.4-2.6) and ``Channel 00/0 :
+0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`` (later) connection lines, ``Pattern ..., speed a/b``
+(before 2.13) and ``bw a/b``, ``=== System : maxWidth ...`` and ``maxBw ... totalBw ...``, the
+printed topology tree (``CPU/0-0``, ``+ PCI[24.0] - GPU/0-18000 (0)``), what topology detection
+could not read and ignored, IB QP / ECE lines, TUNING algorithm choices and the
+``Enabled NCCL Func/Proto/Algo Matrix`` rows (printed without a prefix under their INFO line).
+
 Built for logs of any size: one pass, a substring prefilter before any regex, and the
-high-volume lines (per-channel connections, repeated WARNs) are aggregated per node instead of
-becoming one fact each. ``rank`` is the process's rank in the largest communicator it reported
+high-volume lines are aggregated instead of becoming one fact each: connection lines per node and
+transport (``nccl.transport_summary``) and per process, direction and NIC (``nccl.channel``), QP,
+ECE and algorithm-choice lines per node and value (with a count), repeated WARNs per node. ``rank`` is the process's rank in the largest communicator it reported
 (Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has been read.
 
 Sample input::
@@ -43,6 +51,9 @@ Examples:
     >>> [(t.transport, t.connections, t.gdr_connections, t.nics) for t in ctx.facts
     ...  if t.fact_type == "nccl.transport_summary"]
     [('NET/IB', 2, 1, ['0', '1']), ('P2P/CUMEM', 1, 0, [])]
+    >>> [(c.direction, c.nic, c.nic_name, c.gdr, c.connections, c.peer_ranks) for c in ctx.facts
+    ...  if c.fact_type == "nccl.channel"]
+    [('receive', '0', 'mlx5_0:1', True, 1, [8]), ('receive', '1', 'mlx5_3:1', False, 1, [8])]
     >>> w = [f for f in ctx.facts if f.fact_type == "nccl.warn"][0]
     >>> (w.category, w.hca, w.node, w.timestamp)
     ('net', 'mlx5_10', 'gpu-h100-018', '2025-07-14 02:11:47')
@@ -60,6 +71,7 @@ from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model import nccl as m
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
+from clusterdx.facts.versions import version_at_least
 
 SAMPLE = """\
 gpu-h100-017:481203:481203 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens10f0np0
@@ -79,15 +91,19 @@ gpu-h100-017:481203:481321 [0] NCCL INFO 32 coll channels, 32 collnet channels, 
 # Launcher tags: `srun --label` (" 0: ", "13: ") and `mpirun --tag-output` ("[1,0]<stdout>:").
 _TAG = r"(?:\s*\d+:\s|\s*\[\d+,\d+\]<\w+>:\s?)?"
 _LINE = re.compile(
-    r"^" + _TAG + r"\s*(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*)?"
+    r"^" + _TAG + r"\s*(?:(?P<iso>\d{4}-\d\d-\d\dT[0-9:.,]+(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
+    r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T][0-9:.,]+)\]\s*)?"
     # the hostname ends at the first ":pid:tid [" (hostnames never hold spaces or brackets)
-    r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    # "[dev]" is always printed by NCCL; pastes and log shippers sometimes lose it
+    r"(?P<host>[^\s\[\]]+?):(?P<pid>\d+):(?P<tid>\d+)\s+(?:\[(?P<dev>\d+)\]\s+)?"
     r"(?:(?P<loc>[\w./+-]+:\d+)\s+(?:\((?P<func>[\w:~<>]+)\)\s+)?)?"
     r"NCCL (?P<level>INFO|WARN|TRACE|ABORT)(?: (?P<msg>.*))?$"
 )
-_BARE_VERSION = re.compile(r"^" + _TAG + r"\s*NCCL version (\S+)")
+# printed without host prefix (2.27+: the VERSION level, which can carry a timestamp)
+_BARE_VERSION = re.compile(
+    r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?NCCL version (\S+)")
 _EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
-_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
+_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
 _CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
@@ -100,13 +116,19 @@ _USING_NETWORK = re.compile(r"^Using network (.+?)\s*$")
 _OFI_NICS = re.compile(r"^NET/OFI Selected Provider is \S+ \(found (\d+) nics\)")
 _GDR_HCA = re.compile(r"^NET/(\w+)\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+) '([^']*)'")
 _GDR_GPU = re.compile(
-    r"GPU Direct RDMA (Enabled|Disabled) for GPU (\w+) / HCA (\d+)"
+    r"GPU Direct RDMA (Enabled|Disabled) for GPU (\w+)(?:\[\d+\])? / HCA (\d+)(?: '[^']*')?"
     r"(?: \(distance (\d+) [<>]=? (\d+)\))?(?:, read (\d+))?")
 _PLUGIN = re.compile(r"^(NET|TUNER|PROFILER|ENV|RAS|COLLNET|GIN)/Plugin\s*:\s*(.*)$")
-_LOADED = re.compile(r"Loaded (?:(net|coll|tuner|profiler|env) )?plugin (.+?)(?: \((v\d+)\))?\.?$")
+_LOADED = re.compile(
+    r"Loaded (?:(net|coll|collnet|gin|rma|tuner|profiler|env) )?plugin (.+?)(?: \((v\d+)\))?\.?$")
+# TUNER/Plugin: "Using tuner plugin X" (2.19-2.22), "Using X (v4)" (2.23+); not "Using internal ..."
+_USING_PLUGIN = re.compile(r"^Using (?:tuner plugin )?(?!internal\b)(\S+)(?: \((v\d+)\))?\.?$")
+_QUOTED = re.compile(r"'([^']+)'")
 _COULD_NOT_FIND = re.compile(r"Could not find:?\s*(\S+?)\.?(?:\s|$)")
 _NO_PLUGIN = re.compile(r"No plugin found(?: \(([^)]*)\))?")
 _LOAD_RETURNED = re.compile(r"Plugin load \(([^)]*)\) returned (\d+)")
+# 2.4-2.18 "Plugin load returned 2 : <dlerror>." / 2.19+ "... : <dlerror> : when loading <names>"
+_LOAD_RETURNED_OLD = re.compile(r"load returned (\d+) : (.*?)(?: : when loading (\S+?))?\.?$")
 _RING = re.compile(r"^Connected all rings(?:, use ring PXN (\d+) GDR (\d+))?")
 _AFF_OLD = re.compile(r"^Setting affinity for GPU (\d+) to ([0-9a-fA-Fx,]+)")
 _AFF_NEW = re.compile(
@@ -124,17 +146,63 @@ _TIMINGS = re.compile(r"^Init timings(?: - \w+)?: rank (\d+) nranks (\d+) total 
 _TIMING_PART = re.compile(r"\b(\w+) ([\d.]+)")
 _TOPO_LOAD = re.compile(r"^Loading topology file (\S+)")
 _TOPO_FAIL = re.compile(r"Could not open XML topology file (\S+) : (.*)$")
-_SYSTEM = re.compile(r"^=== System : maxBw ([\d.]+) totalBw ([\d.]+) ===")
+# maxBw/totalBw (2.13+), maxWidth/totalWidth (2.8-2.12), maxWidth alone (2.7), maxWidth/maxSpeed (2.5-2.6)
+_SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ([\d.]+)(?: (totalBw|totalWidth|maxSpeed) ([\d.]+))? ===")
+# "speed" before 2.13, "bw" since
 _PATTERN = re.compile(
-    r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)"
+    r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), (?:bw|speed) ([\d.]+)/([\d.]+), type (\w+)/(\w+)"
     r"(?:, sameChannels (\d+))?")
 _P2P_OFF = re.compile(r"^Could not enable P2P between dev (\d+)\(=(\w+)\) and dev (\d+)\(=(\w+)\)")
 _DATA_DIRECT = re.compile(r"Data Direct DMA Interface is detected for device (\S+)")
 _DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
-_BOOTSTRAP = re.compile(r"^Bootstrap\s*:\s*Using\s+([^\s:]+)(?::(\S+))?")
+# "Bootstrap : Using ens10f0np0:10.40.12.17<0>"; up to 2.8 " [0]eth0:10.0.0.1<0>"
+_BOOTSTRAP = re.compile(r"^Bootstrap\s*:\s*Using\s+(?:\[\d+\])?([^\s:]+)(?::(\S+))?")
 _UNWIND = re.compile(r"^[\w./+-]+:\d+ -> (\d+)")
 _IB_STATUS = re.compile(r"(?:with error |status=)(\d+)")
 _HCA = re.compile(r"\b((?:mlx\d|bnxt_re|irdma|efa|rdmap|hfi1|qedr|erdma|ionic)[\w]*?)(?::\d+)?\b")
+#: first release that prints "Using network <name>"
+_USING_NETWORK_SINCE = "2.6"
+#: connection line heads: "Channel 00/0 : ..." (2.7+), "Ring 03 : ..." (2.4-2.6)
+_CONN_HEADS = ("Channel ", "Ring ")
+# the part after the channel number: peer notation rank[busId] (<= 2.18.1), rank[dev] (later),
+# bare rank (2.4 NET lines); [send]/[receive] on NET lines only
+_CONN = re.compile(r"^\s*(\d+)(?:\[\w*\])? -> (\d+)(?:\[\w*\])?(?: \[(send|receive)\])? via (.+)$")
+# the topology tree (GRAPH subsystem): "CPU/0-0 (1/1/2)", "+ PCI[48.0] - GPU/0-18000 (0)",
+# "+ NET[50.0] - NET/0-0 (4a3b0003e7ec6c/1/50.000000)"; ids "18000" (<= 2.22) or "0-18000"
+_TOPO_NODE = re.compile(
+    r"^(?:\+ (\w+)\[\s*([\d.]+)\] - )?(GPU|PCI|NVS|CPU|NIC|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?)"
+    r"(?: \(([^()]*)\))?$")
+# "GPU/0-18000 :GPU/0-18000 (0/5000.0/LOC) CPU/0-0 (1/48.0/PHB) NET/0-0 (5/24.0/PXB) " (one per GPU/NET)
+_PATHS_HEAD = re.compile(r"^(GPU|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?) :")
+_PATH_ENTRY = re.compile(r"(GPU|NET)/([0-9a-fA-F]+(?:-[0-9a-fA-F]+)?) \(\d+/([\d.]+)/([A-Z0-9]+)\)")
+#: path classes, closest first (src/graph/topo.h topoPathTypeStr, 2.4 to 2.27)
+_PATH_ORDER = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS")
+_ECE = re.compile(
+    r"IbDev (\d+) Port (\d+) (?:qpn|qp_num) \d+\b.*?(query_ece|set_ece)=\{supported=(\d+), "
+    r"vendor_id=(0x[0-9a-fA-F]+), options=(0x[0-9a-fA-F]+), comp_mask=(0x[0-9a-fA-F]+)\}")
+_QP = re.compile(
+    r"\b(?:Ib)?Dev (\d+) Port (\d+) (?:qpn|qp_num) \d+ mtu (\d+)(?: query_ece=\{[^{}]*\})? (LID|GID) (\d+)")
+# "AllReduce: 1048576 Bytes -> Algo 1 proto 2 time 27.36" (2.23-2.26), "... -> Algo RING proto
+# LL128 channel{Lo..Hi}={0..31}" (2.27+), "AllReduce [Symmetric]: 4096 Bytes -> Kernel ..." (2.28+)
+_ALGO = re.compile(
+    r"^(\w+)(?: \[([\w ]+)\])?: (\d+) Bytes -> (?:Algo (\w+) proto (\w+)|Kernel (\S+)|(cudaMemcpy\w*))")
+_ALGO_NAMES = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT")
+_PROTO_NAMES = ("LL", "LL128", "Simple")
+_CC = re.compile(r"^CC (On|Off)(?:, Multi-GPU CC (On|Off))?")
+_TOPO_IGNORED = (
+    (re.compile(r"^Topology detection ?: could not read (\S+?),? ignoring"), "unreadable"),
+    (re.compile(r"^Topology detection ?: network path (\S+) is not a PCI device"), "not_pci"),
+    (re.compile(r"Could not find real path of (\S+)"), "no_real_path"),
+    (re.compile(r"^Could not get speed (?:from|for interface) (\S+?)\.? Defaulting"), "no_speed"),
+    (re.compile(r"^XML Parse : (Ignoring extra attributes)"), "xml_ignored"),
+    (re.compile(r"^Ignoring element (\S+)"), "xml_ignored"),
+    (re.compile(r"^KV Convert to int : could not find value of '([^']*)'"), "kv_fallback"),
+    (re.compile(r"^Could not find a path for (pattern \d+)"), "search_fallback"),
+    (re.compile(r"^failed to decode (\w+)="), "env_ignored"),
+    (re.compile(r"dlsym failed on (\S+?),? ignoring"), "symbol_missing"),
+    (re.compile(r"^(.{1,200}?)[,:.]? [Ii]gnoring\b"), "ignored"),
+)
+_TOPO_HINTS = ("Topology detection", "Could not", "KV Convert", "XML Parse", "failed to decode")
 _TIMING_FIELDS = ("kernels", "alloc", "bootstrap", "allgathers", "topo", "graphs", "connections", "rest")
 
 _MAX_WARNS = 2000
@@ -143,6 +211,11 @@ _MAX_PROBLEMS = 50
 #: per-rank, per-communicator facts (Init COMPLETE, init timings) kept per log; a job that
 #: creates communicators over and over would otherwise grow them without bound
 _MAX_PER_COMM = 16384
+#: nccl.channel facts (one per process, direction and NIC) and nccl.topo_node facts kept per log
+_MAX_CHANNEL_FACTS = 16384
+_MAX_TOPO_NODES = 4096
+#: rows of the Func/Proto/Algo matrix read after its INFO line
+_MAX_MATRIX_ROWS = 16
 #: entries in each of the caches that let repeated lines skip the regexes
 _MAX_CACHE = 1 << 16
 
@@ -168,7 +241,11 @@ def sniff(doc: Document) -> float:
             hits += 1
     if not hits:
         return 0.0
-    return min(0.95, 0.5 + 0.45 * hits / nonblank)
+    # the prefix "host:pid:tid [dev] NCCL INFO" is unmistakable: a log where four lines in five
+    # carry it (the rest application output, matrix rows) is as sure as one with nothing else;
+    # that also outranks line-prefix sniffers (kubectl --timestamps looks like dmesg --time-format iso)
+    share = hits / nonblank * (1.25 if hits >= 5 else 1.0)
+    return min(0.95, 0.5 + 0.45 * share)
 
 
 class _Proc:
@@ -206,6 +283,15 @@ class _State:
         self.ignored: set[str] = set()
         self.seen: set[tuple] = set()
         self.conns: dict[tuple, list[int]] = {}
+        # per (host, pid, dev, direction, transport, nic, proxy, gdr, shared): [first, last, n, peers, proc]
+        self.channels: dict[tuple, list[Any]] = {}
+        self.channel_overflow = 0
+        self.nic_names: dict[tuple, dict[str, str]] = {}  # (host, pid, family) -> {index: name}
+        self.counted: dict[tuple, list[Any]] = {}  # ECE, QP, algorithm choices: key -> [first, last, fields]
+        self.topo_nodes = 0
+        self.topo_cpu: dict[tuple, str] = {}  # (host, pid) -> CPU root the tree is under
+        self.matrix: list[Any] | None = None  # [proc, index, protocols, algorithms, rows]
+        self.versions: dict[str | None, str] = {}  # node -> first NCCL version it printed
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -264,6 +350,8 @@ class _State:
             if j < 0:
                 if "NCCL" in line:
                     feed(i, line)
+                elif self.matrix is not None:
+                    self.on_matrix_row(i, line)
                 continue
             if line.find(" NCCL ", j + 10) >= 0:
                 feed(i, line)  # torn: two lines glued together
@@ -276,10 +364,13 @@ class _State:
                 feed(i, line)
                 continue
             self.last_proc = p
-            if line.startswith("Channel ", j + 11):
-                k = line.find(" via ", j + 19)
-                if k > 0 and line.find(" -> ", j + 19, k) > 0 and k + 5 < len(line):
-                    key = (p, line[k + 5:])
+            if line.startswith(_CONN_HEADS, j + 11):
+                # keyed by what follows the channel number ("8[0] -> 0[0] [receive] via NET/IB/0"):
+                # one entry per peer and transport, whatever the number of channels
+                c = line.find(" : ", j + 15)
+                k = line.find(" via ", c) if c > 0 else -1
+                if k > 0 and line.find(" -> ", c, k) > 0 and k + 5 < len(line):
+                    key = (p, line[c + 3:])
                     e = conns.get(key)
                     if e is None:
                         if len(conns) >= _MAX_CACHE:
@@ -317,8 +408,8 @@ class _State:
                 p.host = p.node = mt.group("host")
                 p.pid = int(mt.group("pid"))
                 p.tid = int(mt.group("tid"))
-                p.dev = int(mt.group("dev"))
-                p.ts = mt.group("ts") or ""
+                p.dev = int(mt.group("dev")) if mt.group("dev") else None
+                p.ts = mt.group("ts") or mt.group("iso") or ""
                 p.loc = mt.group("loc") or ""
                 p.func = mt.group("func") or ""
                 p.level = "INFO"
@@ -333,8 +424,31 @@ class _State:
         """Add the connection lines counted by :meth:`feed_lines` to the per-node summaries."""
         items = sorted(self.conns.items(), key=lambda kv: kv[1][1])
         self.conns = {}
-        for (p, via), (n, first, last) in items:
-            self.count_connections(p, via, n, first, last)
+        for (p, tail), (n, first, last) in items:
+            r = _CONN.match(tail)
+            if r is None:
+                self.count_connections(p, tail[tail.find(" via ") + 5:], n, first, last)
+                continue
+            net = self.count_connections(p, r.group(4), n, first, last)
+            if net is not None:
+                direction = r.group(3) or ""
+                peer = int(r.group(1) if direction == "receive" else r.group(2))
+                self.count_channel(p, direction, net, peer, n, first, last)
+
+    def count_channel(self, p: _Proc, direction: str, net: tuple, peer: int, n: int, first: int,
+                      last: int) -> None:
+        """Per process, direction and NIC: connection lines and distinct peers (nccl.channel)."""
+        key = (p.host, p.pid, p.dev, direction) + net
+        agg = self.channels.get(key)
+        if agg is None:
+            if len(self.channels) >= _MAX_CHANNEL_FACTS:
+                self.channel_overflow += n
+                return
+            agg = self.channels[key] = [first, last, 0, set(), p]
+        agg[1] = max(agg[1], last)
+        agg[2] += n
+        if len(agg[3]) < 4096:
+            agg[3].add(peer)
 
     def feed(self, index: int, line: str) -> None:
         if "NCCL" not in line:
@@ -376,8 +490,8 @@ class _State:
         p.node = host
         p.pid = int(mt.group("pid"))
         p.tid = int(mt.group("tid"))
-        p.dev = int(mt.group("dev"))
-        p.ts = mt.group("ts") or ""
+        p.dev = int(mt.group("dev")) if mt.group("dev") else None
+        p.ts = mt.group("ts") or mt.group("iso") or ""
         p.loc = mt.group("loc") or ""
         p.func = mt.group("func") or ""
         p.level = mt.group("level")
@@ -392,6 +506,9 @@ class _State:
     def on_info(self, i: int, p: _Proc, msg: str) -> int:
         """Handle one INFO message; says whether a repeat of it may be skipped (see ``_IGNORED``)."""
         c = msg[0]
+        if c == "R" and msg.startswith("Ring ") and " via " in msg:  # 2.4-2.6 connection lines
+            self.on_connection(i, p, msg)
+            return _EVERY
         if c == "C":
             if msg.startswith("Channel "):
                 if " via " in msg:
@@ -474,6 +591,33 @@ class _State:
                 self.on_gdr_gpu(i, p, r)
                 return _IDEM
             return _IGNORED
+        if " Bytes -> " in msg:
+            r = _ALGO.match(msg)
+            if r:
+                self.on_algo(i, p, r)
+                return _EVERY
+            return _IGNORED
+        if c == "G" and msg.startswith("GPU/"):
+            r = _PATHS_HEAD.match(msg)
+            if r:
+                self.on_paths(i, p, r, msg)
+                return _IDEM
+            return _IGNORED
+        if c == "+" or msg.startswith("CPU/"):
+            r = _TOPO_NODE.match(msg)
+            if r:
+                self.on_topo_node(i, p, r)
+                # a CPU root line sets where the next lines belong: never skipped
+                return _EVERY if c == "C" else _IDEM
+            return _IGNORED
+        if msg.startswith("Trees"):
+            n = msg.count("[")
+            if n:
+                self.emit(m.NcclTrees, i, p, key=(n,), channels=n)
+            return _IDEM
+        if msg.startswith("Enabled NCCL Func/Proto/Algo Matrix"):
+            self.matrix = [p, i, None, None, 0]
+            return _EVERY
         if "->" in msg:
             r = _UNWIND.match(msg)
             if r:
@@ -493,6 +637,9 @@ class _State:
             if r:
                 handler(self, i, p, r)
                 return _IDEM
+        if "gnoring" in msg or "dlsym failed" in msg or msg.startswith(_TOPO_HINTS):
+            if self.on_topo_ignored(i, p, msg):
+                return _EVERY
         if "Failed to open libibverbs" in msg:
             self.emit(m.NcclIbUnavailable, i, p, key=("libibverbs_missing",),
                       reason="libibverbs_missing", message=msg)
@@ -522,8 +669,10 @@ class _State:
             self.problem(i, f"unreadable NCCL version {text[:40]!r}")
             return
         # NCCL_VERSION_CODE switched from 1000*major to 10000*major at 2.9
-        num = major * 10000 + minor * 100 + patch if (major, minor) >= (2, 9) else major * 1000 + minor * 100 + patch
+        num = major * 10000 + minor * 100 + patch if version_at_least((major, minor), (2, 9)) \
+            else major * 1000 + minor * 100 + patch
         version = f"{major}.{minor}.{patch}"
+        self.versions.setdefault(p.node if p else None, version)
         self.emit(m.NcclVersion, i, p, key=(version, r.group(4) or ""), version=version,
                   version_num=num, cuda=r.group(4) or "")
 
@@ -535,10 +684,38 @@ class _State:
         self.emit(m.NcclEnv, i, p, key=(name, value, origin), name=name, value=value, origin=origin)
 
     def on_net_line(self, i: int, p: _Proc, msg: str) -> int:
+        if len(msg) > 4 and msg[4].isdigit():  # "NET/0-0 :GPU/0-18000 (5/24.0/PXB) ..." paths line
+            r = _PATHS_HEAD.match(msg)
+            if r:
+                self.on_paths(i, p, r, msg)
+                return _IDEM
+            return _IGNORED
+        if "qpn " in msg or "qp_num " in msg:
+            found = False
+            r = _ECE.search(msg)
+            if r:
+                found = True
+                g = r.groups()
+                self.count(i, p, m.NcclEce, g, ib_dev=int(g[0]), port=int(g[1]), kind=g[2][:-4],
+                           supported=g[3] != "0", vendor_id=g[4], options=g[5], comp_mask=g[6])
+            r = _QP.search(msg)
+            if r:
+                found = True
+                g = r.groups()
+                mtu = int(g[2])
+                self.count(i, p, m.NcclIbQp, g[:4] + (g[4] if g[3] == "GID" else "",), ib_dev=int(g[0]),
+                           port=int(g[1]), mtu=mtu, mtu_bytes=128 << mtu if 0 < mtu < 8 else 0,
+                           addressing=g[3], gid_index=int(g[4]) if g[3] == "GID" else None)
+            return _EVERY if found else _IGNORED
         r = _NET_USING.match(msg)
         if r:
             self.on_devlist(i, p, r.group(1), r.group(2))
             return _EVERY
+        if "for GPU" in msg:  # 2.4-2.5: "NET/IB : GPU Direct RDMA Enabled for GPU 0[0] / HCA 0 ..."
+            r = _GDR_GPU.search(msg)
+            if r:
+                self.on_gdr_gpu(i, p, r)
+                return _IDEM
         r = _GDR_HCA.match(msg)
         if r:
             self.emit(m.NcclGdrHca, i, p, key=(r.group(4), r.group(3), r.group(1), r.group(2)),
@@ -547,6 +724,8 @@ class _State:
             return _IDEM
         if "No device found" in msg and msg.startswith("NET/IB"):
             self.emit(m.NcclIbUnavailable, i, p, key=("no_device",), reason="no_device", message=msg)
+            self.emit(m.NcclTopoIgnored, i, p, key=("NET/IB", "no_device"), what="NET/IB",
+                      reason="no_device", message=msg[:500])
             return _IDEM
         r = _OFI_NICS.match(msg)
         if r:
@@ -564,23 +743,35 @@ class _State:
         return _IGNORED
 
     def on_devlist(self, i: int, p: _Proc, transport: str, rest: str) -> None:
-        head, _, oob = rest.partition(";")
+        head, semi, oob = rest.partition(";")
+        cut = not semi and transport != "Socket"
+        if cut:
+            self.problem(i, f"NET/{transport} : Using line cut before its OOB part; device list may be incomplete")
         devices, roce, sharp = [], False, False
-        for _, spec in _NET_DEV.findall(head):
+        names: dict[str, str] = {}
+        for index, spec in _NET_DEV.findall(head):
             parts = spec.split("/")
             name = parts[0]
             if transport == "Socket":
                 name = name.split(":", 1)[0]
             devices.append(name)
+            if len(names) < _MAX_LIST:
+                names[index] = name
             flags = {x.upper() for x in parts[1:]}
             roce = roce or "ROCE" in flags
             sharp = sharp or "SHARP" in flags
+        if cut and devices:  # the last entry may be cut in its name
+            devices.pop()
+            names.pop(index, None)
         o = _OOB.search(oob)
         fields = dict(transport=transport, devices=devices[:_MAX_LIST], device_count=len(devices),
                       roce=roce, sharp=sharp, relaxed_ordering="[RO]" in head,
                       oob_if=o.group(1) if o else "")
         family = "IB" if transport.startswith("IB") else transport
         self.devlists.setdefault((p.host, p.pid), {})[family] = (i, fields, p, False)
+        self.nic_names[(p.host, p.pid, family)] = names
+        # other processes of the host number the same devices the same way
+        self.nic_names.setdefault((p.host, None, family), names)
 
     def on_using_network(self, i: int, p: _Proc, net: str) -> None:
         family = "IB" if net.startswith("IB") else ("Socket" if net == "Socket" else "")
@@ -609,6 +800,13 @@ class _State:
             name = r.group(1)
             status = "not_found" if "cannot open shared object" in text else "failed"
             version = ""
+        elif (r := _LOAD_RETURNED_OLD.search(text)) is not None:
+            quoted = _QUOTED.search(text)
+            name = r.group(3) or (quoted.group(1) if quoted else "") or r.group(2).split(":", 1)[0]
+            status = "not_found" if "cannot open shared object" in text else "failed"
+            version = ""
+        elif (r := _USING_PLUGIN.match(text)) is not None:
+            name, status, version = r.group(1), "loaded", r.group(2) or ""
         elif (r := _COULD_NOT_FIND.search(text)) is not None:
             name, status, version = r.group(1), "not_found", ""
         elif (r := _NO_PLUGIN.search(text)) is not None:
@@ -631,10 +829,11 @@ class _State:
 
     def on_connection(self, i: int, p: _Proc, msg: str) -> None:
         """``Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA``: counted, folded later."""
-        k = msg.find(" via ", 8)
-        if k < 0 or msg.find(" -> ", 8, k) < 0:
+        c = msg.find(" : ", 4)
+        k = msg.find(" via ", c) if c > 0 else -1
+        if k < 0 or msg.find(" -> ", c, k) < 0:
             return
-        key = (p, msg[k + 5:])
+        key = (p, msg[c + 3:])
         e = self.conns.get(key)
         if e is None:
             self.conns[key] = [1, i, i]
@@ -642,11 +841,14 @@ class _State:
             e[0] += 1
             e[2] = i
 
-    def count_connections(self, p: _Proc, via: str, n: int, first: int, last: int) -> None:
-        """``n`` connection lines of one process over transport ``via``, lines first..last."""
+    def count_connections(self, p: _Proc, via: str, n: int, first: int, last: int) -> tuple | None:
+        """``n`` connection lines of one process over transport ``via``, lines first..last.
+
+        For a network transport, answers (transport, nic, proxy rank, gdr, shared).
+        """
         via = via.rstrip()
         if not via:
-            return
+            return None
         parts = via.split("/")
         head = parts[0].upper()
         nic = net_name = ""
@@ -665,11 +867,13 @@ class _State:
                 pxn = "(" in dev
             flags = parts[3:]
             gdr = any(f.startswith("GDRDMA") for f in flags)
+        elif head.startswith("NET"):  # 2.4-2.6 "via NET/IB/1" is handled above; odd spacing here
+            transport, flags = "NET", parts[1:]
         elif head == "P2P" and len(parts) > 1:
             words = parts[1].split()
             transport = "P2P/" + (words[0] if words else "")
             flags = words[1:] + parts[2:]
-        elif head.startswith("SHM"):
+        elif head.startswith("SHM") or "SHARED MEMORY" in head:  # 2.4-2.7 "via direct shared memory"
             transport, flags = "SHM", parts[1:]
         elif head.startswith("NVLS"):
             transport, flags = "NVLS", parts[1:]
@@ -694,6 +898,13 @@ class _State:
             agg["modes"].update(f for f in flags[:4] if f)
         if len(agg["pids"]) < 100_000:
             agg["pids"].add(p.pid)
+        if not nic:
+            return None
+        proxy = None
+        if pxn:
+            inner = parts[2].split("(", 1)[1].rstrip(")")
+            proxy = int(inner) if inner.isdecimal() else None
+        return (transport, nic, proxy, gdr, any(f.startswith("Shared") for f in flags))
 
     def on_ring(self, i: int, p: _Proc, r: re.Match) -> None:
         pxn = int(r.group(1)) if r.group(1) else None
@@ -773,6 +984,8 @@ class _State:
                   error=error.strip()[:500])
 
     def on_warn(self, i: int, p: _Proc, msg: str) -> None:
+        if "real path" in msg:
+            self.on_topo_ignored(i, p, msg)
         r = _TOPO_FAIL.search(msg)
         if r:
             self.on_topo_fail(i, p, r.group(1), r.group(2))
@@ -803,6 +1016,134 @@ class _State:
         self.dedupe[key] = entry
         self.last_warn[(p.host, p.pid, p.tid)] = entry
 
+    def node_version(self, node: str) -> str:
+        """The NCCL version ``node`` printed (a bare version line counts when only one was read)."""
+        found = self.versions.get(node) or self.versions.get(None)
+        if found:
+            return found
+        distinct = set(self.versions.values())
+        return distinct.pop() if len(distinct) == 1 else ""
+
+    def count(self, i: int, p: _Proc, cls: type[Fact], key: tuple, **fields: Any) -> None:
+        """A counted fact: one per node and ``key``; ``count`` = lines, source = first..last."""
+        key = (cls.fact_type, p.node) + key
+        agg = self.counted.get(key)
+        if agg is None:
+            if len(self.counted) >= _MAX_CACHE:
+                return
+            fields.update(node=p.node, pid=p.pid, cuda_dev=p.dev, count=0)
+            agg = self.counted[key] = [i, i, fields, cls, (p.host, p.pid, p.dev)]
+        agg[1] = i
+        agg[2]["count"] += 1
+
+    def on_algo(self, i: int, p: _Proc, r: re.Match) -> None:
+        func, variant, nbytes, algo, proto, kernel, memcpy = r.groups()
+        if algo is not None:
+            algo = _ALGO_NAMES[int(algo)] if algo.isdecimal() and int(algo) < len(_ALGO_NAMES) else algo
+            proto = _PROTO_NAMES[int(proto)] if proto.isdecimal() and int(proto) < len(_PROTO_NAMES) else proto
+        else:
+            algo, proto = (variant or "").strip() or ("CopyEngine" if memcpy else ""), ""
+        key = (func, algo, proto, kernel or "")
+        full = (m.NcclAlgoSelection.fact_type, p.node) + key
+        self.count(i, p, m.NcclAlgoSelection, key, function=func, algo=algo, proto=proto,
+                   kernel=kernel or memcpy or "", min_bytes=int(nbytes), max_bytes=int(nbytes))
+        agg = self.counted.get(full)
+        if agg is not None:
+            f = agg[2]
+            n = int(nbytes)
+            if n < f["min_bytes"]:
+                f["min_bytes"] = n
+            if n > f["max_bytes"]:
+                f["max_bytes"] = n
+
+    def on_matrix_row(self, i: int, line: str) -> None:
+        """A row of the Func/Proto/Algo matrix printed after its INFO line (no prefix of its own)."""
+        mx = self.matrix
+        parts = line.split("|")
+        if len(parts) != 3 or mx[4] >= _MAX_MATRIX_ROWS:
+            self.matrix = None
+            return
+        mx[4] += 1
+        words = parts[0].split()
+        name = words[-1] if words else ""
+        cells = parts[1].split(), parts[2].split()
+        if name == "Function":
+            mx[2], mx[3] = cells
+            return
+        if mx[2] is None or not name.isidentifier():
+            self.matrix = None
+            return
+        # a row cut by NCCL's 1 KiB line buffer keeps the cells it has
+        on = [([], []), ([], [])]
+        for names, values, out in ((mx[2], cells[0], on[0]), (mx[3], cells[1], on[1])):
+            for label, v in zip(names, values):
+                if v.isdecimal():
+                    out[0 if v != "0" else 1].append(label)
+        self.emit(m.NcclAlgoEnabled, i, mx[0], key=(name, tuple(on[0][0]), tuple(on[1][0])),
+                  function=name, protocols=on[0][0], protocols_off=on[0][1], algorithms=on[1][0],
+                  algorithms_off=on[1][1])
+
+    def on_topo_node(self, i: int, p: _Proc, r: re.Match) -> None:
+        link, bw, ntype, nid, detail = r.groups()
+        if ntype == "CPU" and link is None:
+            self.topo_cpu[(p.host, p.pid)] = nid
+        under = self.topo_cpu.get((p.host, p.pid), "")
+        detail = detail or ""
+        key = (ntype, nid, link or "", bw or "", under, "" if ntype == "GPU" else detail)
+        if (m.NcclTopoNode.fact_type, p.node) + key in self.dedupe:
+            return
+        self.topo_nodes += 1
+        if self.topo_nodes > _MAX_TOPO_NODES:
+            if self.topo_nodes == _MAX_TOPO_NODES + 1:
+                self.problem(i, f"more than {_MAX_TOPO_NODES} topology tree nodes; rest not kept")
+            return
+        gpu_rank = net_bw = None
+        if ntype == "GPU" and detail.lstrip("-").isdecimal():
+            gpu_rank = int(detail)
+        elif ntype == "NET" and "/" in detail:
+            try:
+                net_bw = float(detail.rsplit("/", 1)[1])
+            except ValueError:
+                net_bw = None
+        self.emit(m.NcclTopoNode, i, p, key=key, node_type=ntype, node_id=nid, link_type=link or "",
+                  link_bw=float(bw) if bw else None, detail=detail[:200], gpu_rank=gpu_rank,
+                  net_bw=net_bw, under_cpu=under)
+
+    def on_paths(self, i: int, p: _Proc, r: re.Match, msg: str) -> None:
+        paths: dict[str, str] = {}
+        bws: dict[str, float] = {}
+        for ttype, tid, bw, cls in _PATH_ENTRY.findall(msg, r.end()):
+            if len(paths) >= _MAX_LIST:
+                break
+            target = f"{ttype}/{tid}"
+            paths[target] = cls
+            try:
+                bws[target] = float(bw)
+            except ValueError:
+                pass
+        if not paths:
+            return
+        rank = {c: n for n, c in enumerate(_PATH_ORDER)}
+        nets = [c for t, c in paths.items() if t.startswith("NET/")]
+        best = min(nets, key=lambda c: rank.get(c, len(rank))) if nets else ""
+        self.emit(m.NcclTopoPaths, i, p, key=(r.group(1), r.group(2), tuple(paths.items())),
+                  src_type=r.group(1), src_id=r.group(2), paths=paths, bw=bws, best_net_path=best)
+
+    def on_topo_ignored(self, i: int, p: _Proc, msg: str) -> bool:
+        for regex, reason in _TOPO_IGNORED:
+            r = regex.search(msg)
+            if r:
+                what = r.group(1)[:200]
+                key = ("topo_ignored", p.node, what, reason)
+                entry = self.dedupe.get(key)
+                if entry is not None:
+                    entry[3]["count"] += 1
+                    return True
+                self.dedupe[key] = self.emit(m.NcclTopoIgnored, i, p, what=what, reason=reason,
+                                             message=msg[:500], count=1)
+                return True
+        return False
+
     # -- end -----------------------------------------------------------------------------------
 
     def finish(self) -> None:
@@ -814,13 +1155,31 @@ class _State:
         for (host, pid), lists in self.devlists.items():
             for family, (i, fields, p, used) in lists.items():
                 if not used:
+                    # before 2.6 no "Using network" line: the device list is the choice
+                    selected = version_at_least(self.node_version(p.node), _USING_NETWORK_SINCE) is False
                     self.emit(m.NcclNet, i, p, key=(fields["transport"], tuple(fields["devices"])),
-                              net=fields["transport"], selected=False, **fields)
+                              net=fields["transport"], selected=selected, **fields)
         for (node, transport), agg in self.transports.items():
             self.pending.append([m.NcclTransportSummary, agg["first"], agg["last"], dict(
                 node=node, transport=transport, connections=agg["n"], gdr_connections=agg["gdr"],
                 pxn_connections=agg["pxn"], nics=_sorted(agg["nics"]), net_names=sorted(agg["nets"]),
                 modes=sorted(agg["modes"]), processes=len(agg["pids"])), None])
+        for key, (first, last, n, peers, p) in self.channels.items():
+            _, _, _, direction, transport, nic, proxy, gdr, shared = key
+            family = transport.split("/", 1)[1] if "/" in transport else transport
+            family = "IB" if family.startswith("IB") else family
+            names = self.nic_names.get((p.host, p.pid, family)) or self.nic_names.get((p.host, None, family), {})
+            name = names.get(nic, "")
+            ranks = sorted(peers)
+            self.pending.append([m.NcclChannel, first, last, dict(
+                node=p.node, pid=p.pid, cuda_dev=p.dev, direction=direction, transport=transport,
+                nic=nic, nic_name=name, proxy_rank=proxy, gdr=gdr, shared=shared, connections=n,
+                peers=len(ranks), peer_ranks=ranks[:_MAX_LIST]), (p.host, p.pid, p.dev)])
+        if self.channel_overflow:
+            self.problem(None, f"{self.channel_overflow} network connection lines past the "
+                               f"{_MAX_CHANNEL_FACTS} per-process NIC summaries kept")
+        for first, last, fields, cls, proc_key in self.counted.values():
+            self.pending.append([cls, first, last if last != first else None, fields, proc_key])
         for node, agg in self.p2p_off.items():
             pairs = sorted(agg["pairs"])
             self.pending.append([m.NcclP2pUnavailable, agg["first"], agg["last"], dict(
@@ -861,8 +1220,8 @@ def _on_mnnvl(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_system(st: _State, i: int, p: _Proc, r: re.Match) -> None:
-    st.emit(m.NcclGraphSystem, i, p, key=(r.group(1), r.group(2)), max_bw=float(r.group(1)),
-            total_bw=float(r.group(2)))
+    total = float(r.group(3)) if r.group(2) in ("totalBw", "totalWidth") else None
+    st.emit(m.NcclGraphSystem, i, p, key=(r.group(1), total), max_bw=float(r.group(1)), total_bw=total)
 
 
 def _on_pattern(st: _State, i: int, p: _Proc, r: re.Match) -> None:
@@ -880,7 +1239,13 @@ def _on_timings(st: _State, i: int, p: _Proc, r: re.Match) -> None:
             total=float(r.group(3)), **parts)
 
 
+def _on_cc(st: _State, i: int, p: _Proc, r: re.Match) -> None:
+    st.emit(m.NcclCc, i, p, key=r.groups(), enabled=r.group(1) == "On",
+            multi_gpu=None if r.group(2) is None else r.group(2) == "On")
+
+
 _SIMPLE = (
+    (_CC, _on_cc),
     (_DRIVER, _on_driver),
     (_BOOTSTRAP, _on_bootstrap),
     (_NVLS, _on_nvls),
@@ -948,7 +1313,9 @@ FORMATS = [
             m.NcclIbUnavailable, m.NcclPlugin, m.NcclChannels, m.NcclTransportSummary,
             m.NcclP2pUnavailable, m.NcclRingConnected, m.NcclAffinity, m.NcclGdrHca, m.NcclGdrGpu,
             m.NcclNvls, m.NcclMnnvl, m.NcclComm, m.NcclTopoFile, m.NcclGraphSystem, m.NcclGraph,
-            m.NcclInitComplete, m.NcclInitTimings, m.NcclDataDirect, m.NcclWarn)),
+            m.NcclInitComplete, m.NcclInitTimings, m.NcclDataDirect, m.NcclWarn, m.NcclChannel,
+            m.NcclTopoIgnored, m.NcclTopoNode, m.NcclEce, m.NcclIbQp, m.NcclAlgoSelection,
+            m.NcclAlgoEnabled, m.NcclTrees, m.NcclCc, m.NcclTopoPaths)),
         sniff=sniff,
         parse=parse,
         stream=stream,

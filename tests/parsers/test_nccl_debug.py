@@ -193,10 +193,17 @@ def test_channel_lines_are_aggregated_and_fast():
     start = time.perf_counter()
     ctx = parse_text(FMT, "\n".join(lines))
     elapsed = time.perf_counter() - start
-    [summary] = ctx.facts
+    [summary] = of_type(ctx, "nccl.transport_summary")
     assert (summary.connections, summary.gdr_connections) == (200_001, 200_000)
     assert summary.nics == [str(n) for n in range(8)]
     assert (summary.source.line, summary.source.end_line) == (1, 200_001)
+    # one per-process NIC summary per (NIC, GDR) pair, not one per line
+    channels = of_type(ctx, "nccl.channel")
+    assert len(channels) == 9 and {c.fact_type for c in ctx.facts} == {
+        "nccl.transport_summary", "nccl.channel"}
+    nic0 = [c for c in channels if c.nic == "0" and c.gdr]
+    assert [(c.direction, c.connections, c.peers, c.peer_ranks) for c in nic0] == [
+        ("send", 25_000, 1, [8])]
     assert elapsed < 5
 
 

@@ -37,6 +37,10 @@ class System(BaseModel):
     peak_tflops_bf16: float | None = None
     cpu_max_turbo_mhz: float | None = None
     nvlinks_up: int | None = None
+    #: cloud instance types of this shape: a reported or recorded instance type selects it
+    instance_types: list[str] = []
+    #: where the numbers come from
+    source: str = ""
 
 
 class ReferenceTable(BaseModel):
@@ -91,8 +95,19 @@ def gpu_models(facts: Sequence[Fact]) -> list[str]:
     return out
 
 
+def instance_types(facts: Sequence[Fact]) -> list[str]:
+    """Cloud instance types the facts name (any fact with an ``instance_type`` field)."""
+    return [str(v) for f in facts if (v := getattr(f, "instance_type", None))]
+
+
 def infer(facts: Sequence[Fact], table: ReferenceTable | None = None) -> Selected | None:
+    """The system the facts describe: a named cloud instance type first (it fixes the NICs, which
+    the GPU model does not), else the longest GPU-model match."""
     table = table or shipped()
+    for itype in instance_types(facts):
+        for system in table.systems:
+            if any(itype.strip().lower() == t.lower() for t in system.instance_types):
+                return Selected(system=system, basis=f"instance type {itype!r}", nic_busbw_gbs=table.nic_busbw(system))
     models = gpu_models(facts)
     best: tuple[int, System, str] | None = None
     for model in models:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdx.facts.base import Fact, Scope, SourceRef
+from clusterdx.facts.coverage import Coverage, coverage_of
 
 
 @dataclass
@@ -30,6 +31,22 @@ class Document:
     path: str | None = None
     #: redact secret-looking values (tokens, passwords, credentials in URLs) in facts
     redact: bool = True
+    #: what part of the tool's output this document can hold (``| grep``, ``| head``): parsers
+    #: build a fact from absence only where ``coverage.believes_absence(line)``; computed from
+    #: ``command`` when not given (see clusterdx.facts.coverage)
+    coverage: Coverage | None = None
+    #: a label printed before this output by a loop or a parallel shell (``== mlx5_0``,
+    #: ``node12: ...``, ``[1,0]<stdout>: ...``, ``==> file <==``); see clusterdx.facts.labels
+    label: str | None = None
+    #: what the label names: 'device' | 'node' | 'rank' | 'file' | 'label'
+    label_kind: str = ""
+    #: 1-based input line of each of ``lines`` when they were not contiguous (lines gathered
+    #: by a per-line prefix); None: ``first_line + index``
+    line_map: list[int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.coverage is None:
+            self.coverage = coverage_of(self.command)
 
     @classmethod
     def from_text(cls, text: str, name: str = "<text>", **kw: Any) -> "Document":
@@ -41,6 +58,8 @@ class Document:
 
     def lineno(self, index: int) -> int:
         """1-based line number in the original input of ``lines[index]``."""
+        if self.line_map is not None and 0 <= index < len(self.line_map):
+            return self.line_map[index]
         return self.first_line + index
 
 

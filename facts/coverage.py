@@ -54,7 +54,7 @@ _LIST_OPS = {";", "&&", "||", "&"}
 #: a quantifier right after a group or a class (``(a+)+``, ``[ab]*{2}``): not evaluated
 _RISKY = re.compile(r"\)[*+?{]|\][*+?{][*+?{]")
 _MAX_PATTERN = 400
-_MAX_LINE = 8192
+_MAX_LINE = 2048
 _POSIX_CLASSES = {
     "[:digit:]": "0-9", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9", "[:upper:]": "A-Z",
     "[:lower:]": "a-z", "[:space:]": r"\s", "[:blank:]": r" \t", "[:xdigit:]": "0-9A-Fa-f",

@@ -1,0 +1,143 @@
+"""Excerpts (grep'd, cut, header-less) yield the facts their lines prove, and no fact from absence
+that the excerpt's filter could not have shown. Fixtures in tests/fixtures/excerpts/ were made by
+running the named grep on the shared format samples (and on this machine's real dmesg)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.parsers.helpers import of_type, parse_text
+
+EXCERPTS = Path(__file__).parents[1] / "fixtures" / "excerpts"
+FULL = Path(__file__).parents[1] / "fixtures" / "formats"
+
+
+def ex(name, crlf=False):
+    text = (EXCERPTS / name).read_text()
+    return text.replace("\n", "\r\n") if crlf else text
+
+
+# -- lspci -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_lspci_grep_acs_without_headers_yields_unnamed_acs(crlf):
+    ctx = parse_text("lspci-vvv", ex("lspci-vvv-grep-i-acs.txt", crlf), command="lspci -vvv | grep -i acs")
+    [acs] = of_type(ctx, "pcie.acs")
+    assert (acs.bdf, acs.kind, acs.redirect, acs.source.line) == ("", "unknown", True, 5)
+    [s] = of_type(ctx, "pcie.summary")
+    assert (s.excerpt, s.capabilities_visible, s.devices, s.unnamed_devices) == (True, False, 0, 4)
+    assert not of_type(ctx, "pcie.device")
+
+
+def test_lspci_grep_links_without_headers_yields_links():
+    ctx = parse_text("lspci-vvv", ex("lspci-vvv-grep-lnk.txt"), command="lspci -vvv | grep -E 'LnkCap:|LnkSta:'")
+    links = of_type(ctx, "pcie.link")
+    assert len(links) == 4 and all(lk.bdf == "" and lk.cap_width == 16 for lk in links)
+    assert not ctx.warnings
+
+
+def test_lspci_headers_and_lnksta_do_not_claim_acs_clean():
+    cmd = "lspci -vvv | grep -E '^[0-9a-f]|LnkSta:'"
+    ctx = parse_text("lspci-vvv", ex("lspci-vvv-grep-headers-lnksta.txt"), command=cmd)
+    [s] = of_type(ctx, "pcie.summary")
+    assert s.devices >= 3 and not s.capabilities_visible and s.acs_redirect_ports == 0
+    # no 'LnkCap without LnkSta' complaint when the filter shows LnkSta but not LnkCap, or vice versa
+    assert not [w for w in ctx.warnings if "LnkSta" in w[1]]
+
+
+def test_lspci_full_listing_still_claims_what_it_saw():
+    text = (FULL / "lspci-vvv.txt").read_text()
+    [s] = of_type(parse_text("lspci-vvv", text, command="lspci -vvv"), "pcie.summary")
+    assert s.capabilities_visible and not s.excerpt
+    [s] = of_type(parse_text("lspci-vvv", text, command="lspci -vvv | head -300"), "pcie.summary")
+    assert not s.capabilities_visible and s.excerpt
+
+
+def test_lspci_acscap_without_acsctl_is_not_acs_off():
+    text = "\tCapabilities: [f24 v1] Access Control Services\n\t\tACSCap:\tSrcValid+ ReqRedir+ CmpltRedir+\n"
+    hdr = "16:01.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)\n"
+    assert not of_type(parse_text("lspci-vvv", hdr + text, command="lspci -vvv | grep -E '^[0-9a-f]|ACSCap|Access'"), "pcie.acs")
+    [acs] = of_type(parse_text("lspci-vvv", hdr + text, command="lspci -vvv"), "pcie.acs")
+    assert acs.redirect is False and acs.bdf == "0000:16:01.0"
+
+
+def test_lspci_orphan_lines_without_values_are_a_warning_not_an_error():
+    ctx = parse_text("lspci-vvv", "\tKernel driver in use: nvidia\n\tKernel modules: nvidia\n")
+    assert ctx.warnings and of_type(ctx, "pcie.summary")[0].excerpt
+
+
+# -- dmesg -------------------------------------------------------------------------------------
+
+def test_dmesg_grep_iommu_x86_takes_domain_and_driver():
+    ctx = parse_text("dmesg", ex("dmesg-iommu-x86-grep.txt"), command="dmesg | grep -iE 'iommu|dmar|smmu|hypervisor'")
+    [m] = of_type(ctx, "iommu.mode")
+    assert (m.default_domain, m.iommu, m.set_on_cmdline) == ("passthrough", "intel", True)
+
+
+@pytest.mark.parametrize("line,domain,policy", [
+    ("[    0.000000] Command line: BOOT_IMAGE=/vmlinuz ro iommu=pt", "passthrough", ""),
+    ("[    0.000000] Kernel command line: ro iommu.passthrough=0 iommu.strict=1", "translated", "strict"),
+    ("[    0.000000] Command line: ro iommu.passthrough=1", "passthrough", ""),
+])
+def test_dmesg_boot_parameters_prove_the_mode(line, domain, policy):
+    [m] = of_type(parse_text("dmesg", line + "\n", command="dmesg | grep -i iommu"), "iommu.mode")
+    assert (m.default_domain, m.policy, m.set_on_cmdline) == (domain, policy, True)
+
+
+def test_dmesg_lookalike_parameters_prove_nothing():
+    ctx = parse_text("dmesg", "[    0.000000] Command line: ro amd_iommu=pt2 myiommu=ptx quiet\n"
+                              "[    1.0] DMAR: foo\n")
+    [m] = of_type(ctx, "iommu.mode")
+    assert m.default_domain == "" and m.iommu == "intel"
+
+
+def test_dmesg_domain_line_beats_the_command_line():
+    text = ("[    0.000000] Command line: ro iommu=pt\n"
+            "[    3.871220] iommu: Default domain type: Translated\n")
+    [m] = of_type(parse_text("dmesg", text), "iommu.mode")
+    assert m.default_domain == "translated"
+
+
+def test_dmesg_real_vm_excerpt_hypervisor_and_domain():
+    ctx = parse_text("dmesg", ex("dmesg-firecracker-vm-grep-iommu.txt"), command="dmesg | grep -iE 'iommu|hypervisor'")
+    [v] = of_type(ctx, "platform.virtualization")
+    assert (v.role, v.hypervisor) == ("guest", "kvm")
+    assert of_type(ctx, "iommu.mode")[0].default_domain == "translated"
+    assert not of_type(parse_text("dmesg", "[    0.0] Hypervisor detection failed\n[ 1.0] DMAR: x\n"),
+                       "platform.virtualization")
+
+
+def test_dmesg_smmu_excerpt_leaves_cmdqv_unknown_unless_the_filter_shows_it():
+    text = ex("dmesg-smmu-grace-grep-smmu.txt")
+    smmus = of_type(parse_text("dmesg", text, command="dmesg | grep -i smmu"), "iommu.smmu")
+    assert len(smmus) == 3 and all(s.cmdqv is None and s.cmdq_entries == 524288 for s in smmus)
+    smmus = of_type(parse_text("dmesg", text, command="dmesg | grep -iE 'smmu|cmdqv'"), "iommu.smmu")
+    assert all(s.cmdqv is False for s in smmus)
+    smmus = of_type(parse_text("dmesg", text, command="dmesg"), "iommu.smmu")
+    assert all(s.cmdqv is False for s in smmus)
+
+
+# -- ibstat ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_ibstat_rate_state_lines_without_ca(crlf):
+    ctx = parse_text("ibstat", ex("ibstat-grep-rate-state.txt", crlf), command="ibstat | grep -E 'Rate|State'")
+    ports = of_type(ctx, "ib.port")
+    assert len(ports) == 10 and [p.rate_gbps for p in ports[:3]] == [400.0, 200.0, 40.0]
+    assert [p.state for p in ports[:3]] == ["Active", "Active", "Down"]
+    assert not ctx.warnings
+    [s] = of_type(ctx, "ib.summary")
+    assert (s.ports, s.ports_down) == (10, 2)
+
+
+def test_ibstat_excerpt_of_one_ca_takes_the_device_from_the_command():
+    ctx = parse_text("ibstat", "\t\tState: Active\n\t\tRate: 400\n", command="ibstat mlx5_3 | grep -E 'State|Rate'")
+    [p] = of_type(ctx, "ib.port")
+    assert (p.device, p.rate_gbps) == ("mlx5_3", 400.0)
+
+
+def test_ibstat_rate_alone_does_not_sniff_but_parses_by_command():
+    from clusterdx.facts.document import Document
+    from clusterdx.facts.parsers import ibstat
+    assert ibstat.sniff(Document.from_text("\t\tRate: 400\n\t\tState: Active\n")) > 0.5
+    assert ibstat.sniff(Document.from_text("Rate: 400\nState: Active\nsomething else entirely\n")) == 0.0

@@ -141,3 +141,20 @@ def test_ibstat_rate_alone_does_not_sniff_but_parses_by_command():
     from clusterdx.facts.parsers import ibstat
     assert ibstat.sniff(Document.from_text("\t\tRate: 400\n\t\tState: Active\n")) > 0.5
     assert ibstat.sniff(Document.from_text("Rate: 400\nState: Active\nsomething else entirely\n")) == 0.0
+
+
+# -- lscpu (real output of this machine, grep'd) -------------------------------------------------
+
+def test_lscpu_grep_numa_yields_nodes_but_no_cpu_info():
+    ctx = parse_text("lscpu", ex("lscpu-firecracker-vm-grep-numa.txt"), command="lscpu | grep -i numa")
+    assert of_type(ctx, "numa.node") and not of_type(ctx, "cpu.info")
+    assert not [w for w in ctx.warnings if "Architecture" in w[1]]
+
+
+def test_lscpu_grep_that_shows_the_hypervisor_line_makes_cpu_info():
+    cmd = "lscpu | grep -iE 'model name|hypervisor'"
+    [info] = of_type(parse_text("lscpu", ex("lscpu-firecracker-vm-grep-model-hypervisor.txt"), command=cmd), "cpu.info")
+    assert info.hypervisor_vendor == "KVM"
+    # same filter, a bare-metal machine: no Hypervisor line, and the filter would have shown one
+    [info] = of_type(parse_text("lscpu", "Model name:  Neoverse-V2\n", command=cmd), "cpu.info")
+    assert info.hypervisor_vendor == ""

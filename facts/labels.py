@@ -8,7 +8,8 @@ Tickets paste the output of loops and fan-out tools, where a label says whose ou
   ``/proc`` paths are left alone: the sysfs parsers read those headers themselves);
 - per-line prefixes of parallel shells: ``pdsh``/``clush`` (``node12: ...``), ``srun -l`` /
   ``srun --label`` (``3: ...``), ``mpirun --tag-output`` (``[1,3]<stdout>: ...``, also found
-  without the command, the tag being unmistakable).
+  without the command, the tag being unmistakable). A job's own logs (NCCL debug lines,
+  nccl-tests, training steps) are left whole: their parsers read the rank tags themselves.
 
 :func:`split_labels` cuts such a segment into one segment per label, each carrying the label and
 what it names (``label_kind``: ``device``, ``node``, ``rank``, ``pid``, ``file`` or ``label``);
@@ -56,6 +57,8 @@ _VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?|\$\((?:[^()]{0,200})\)")
 _DEVICE = re.compile(
     r"\b(mlx[45]_\d{1,3}|ibp\w{1,20}|ib\d{1,3}|irdma\d{1,3}|rdmap\w{1,20}|efa_\d{1,3}|bnxt_re\d{1,3}"
     r"|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
+_JOB_LOG = re.compile(r"NCCL (?:INFO|WARN)|# nccl-tests|#\s+Rank\s+\d|_perf\b|\biteration\s+\d+/|"
+                      r"train_step_timing|global_step")
 _RANK = re.compile(r"\brank\b", re.I)
 _PID = re.compile(r"\bpid\b", re.I)
 _NODE = re.compile(r"\b(?:host(?:name)?|node)\b|\$\(hostname", re.I)
@@ -67,16 +70,18 @@ def split_labels(seg: "Segment") -> list["Segment"]:
     if not lines or len(lines) > 2_000_000:
         return [seg]
     cmd = seg.command or ""
-    if cmd:
-        if _PDSH_CMD.search(cmd):
-            out = _by_prefix(seg, _PDSH, "node")
-            if out:
-                return out
-        if _SRUN_LABEL.search(cmd):
-            out = _by_prefix(seg, _SRUN, "rank")
-            if out:
-                return out
-    if _MPI_CMD.search(cmd) or _mostly(lines, _MPI_TAG):
+    if cmd and _PDSH_CMD.search(cmd):
+        out = _by_prefix(seg, _PDSH, "node")
+        if out:
+            return out
+    # one job's ranks: NCCL debug logs, nccl-tests and training logs read the tags themselves
+    # (a job-wide view: which ranks ran, bandwidth per rank); other tools' output is cut per rank
+    job_log = any(_JOB_LOG.search(ln[:_MAX_LINE]) for ln in lines[:400])
+    if cmd and not job_log and _SRUN_LABEL.search(cmd):
+        out = _by_prefix(seg, _SRUN, "rank")
+        if out:
+            return out
+    if not job_log and (_MPI_CMD.search(cmd) or _mostly(lines, _MPI_TAG)):
         out = _by_prefix(seg, _MPI_TAG, "rank", group=2, rest=3)
         if out:
             return out

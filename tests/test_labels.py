@@ -52,10 +52,17 @@ def test_prefixes_need_their_command_except_mpi_tags():
     assert [s.label for s in seg("pdsh -w n[1-2] lscpu", ["n1: CPU(s): 8", "n2: CPU(s): 4"])] == ["n1", "n2"]
     out = seg("srun -l -N2 nproc", ["0: 8", "1: 4", "0: x"])
     assert [(s.label, s.label_kind, s.line_map) for s in out] == [("0", "rank", [2, 4]), ("1", "rank", [3])]
-    out = seg(None, ["[1,0]<stdout>: NCCL INFO a", "[1,1]<stdout>: NCCL INFO b"])
-    assert [(s.label, s.label_kind, s.lines) for s in out] == [("0", "rank", ["NCCL INFO a"]), ("1", "rank", ["NCCL INFO b"])]
+    out = seg(None, ["[1,0]<stdout>: GPU0 X NV18", "[1,1]<stdout>: GPU0 X SYS"])
+    assert [(s.label, s.label_kind, s.lines) for s in out] == [("0", "rank", ["GPU0 X NV18"]), ("1", "rank", ["GPU0 X SYS"])]
     # a few tagged lines among ordinary output: not a tagged paste
     assert seg(None, ["[1,0]<stdout>: a", "b", "c", "d", "e"])[0].label is None
+
+
+def test_job_logs_keep_their_rank_tags_for_their_parsers():
+    lines = ["[1,0]<stdout>:gpu1:1:1 [0] NCCL INFO Bootstrap", "[1,1]<stdout>:gpu1:2:2 [1] NCCL INFO Bootstrap"]
+    assert len(seg("mpirun --tag-output -np 2 ./a", lines)) == 1
+    lines = ["0: # nccl-tests version 2.17.6", "1: # nccl-tests version 2.17.6"]
+    assert len(seg("srun -N2 --label ./build/all_reduce_perf -b 1G", lines)) == 1
 
 
 def test_file_heads_split_but_sysfs_heads_stay():

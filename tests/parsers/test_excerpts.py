@@ -158,3 +158,36 @@ def test_lscpu_grep_that_shows_the_hypervisor_line_makes_cpu_info():
     # same filter, a bare-metal machine: no Hypervisor line, and the filter would have shown one
     [info] = of_type(parse_text("lscpu", "Model name:  Neoverse-V2\n", command=cmd), "cpu.info")
     assert info.hypervisor_vendor == ""
+
+
+# -- ibstatus, cmdline ---------------------------------------------------------------------------
+
+IBSTATUS_GREP = "\tstate:\t\t 4: ACTIVE\n\trate:\t\t 400 Gb/sec (4X NDR)\n\tstate:\t\t 1: DOWN\n\trate:\t\t 10 Gb/sec (4X SDR)\n"
+
+
+def test_ibstatus_grep_without_headers():
+    ctx = parse_text("ibstatus", IBSTATUS_GREP, command="ibstatus | grep -E 'state|rate'")
+    assert [(p.state, p.rate_gbps, p.speed) for p in of_type(ctx, "ib.port")] == [
+        ("Active", 400.0, "NDR"), ("Down", 10.0, "SDR")]
+    assert not ctx.warnings
+
+
+def test_ibstatus_lines_without_the_command_are_not_ibstatus():
+    from clusterdx.facts.base import NotApplicable
+    with pytest.raises(NotApplicable):
+        parse_text("ibstatus", IBSTATUS_GREP)
+
+
+@pytest.mark.parametrize("cmd", ["cat /proc/cmdline | tr ' ' '\\n' | grep -E 'iommu|huge'",
+                                 "tr ' ' '\\n' < /proc/cmdline", "xargs -n1 < /proc/cmdline"])
+def test_cmdline_one_parameter_per_line(cmd):
+    ctx = parse_text("proc-cmdline", "intel_iommu=on\nhugepages=64\n", command=cmd)
+    assert [(f.name, f.value) for f in of_type(ctx, "kernel.boot_param")] == [("intel_iommu", "on"), ("hugepages", "64")]
+    assert not of_type(ctx, "kernel.cmdline") and not ctx.warnings
+
+
+def test_cmdline_filtered_line_proves_parameters_not_the_whole_line():
+    ctx = parse_text("proc-cmdline", "ro quiet iommu=pt\n", command="cat /proc/cmdline | cut -c1-200")
+    assert not of_type(ctx, "kernel.cmdline") and len(of_type(ctx, "kernel.boot_param")) == 3
+    ctx = parse_text("proc-cmdline", "ro quiet iommu=pt\n", command="cat /proc/cmdline")
+    assert of_type(ctx, "kernel.cmdline")[0].raw == "ro quiet iommu=pt"

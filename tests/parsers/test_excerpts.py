@@ -191,3 +191,29 @@ def test_cmdline_filtered_line_proves_parameters_not_the_whole_line():
     assert not of_type(ctx, "kernel.cmdline") and len(of_type(ctx, "kernel.boot_param")) == 3
     ctx = parse_text("proc-cmdline", "ro quiet iommu=pt\n", command="cat /proc/cmdline")
     assert of_type(ctx, "kernel.cmdline")[0].raw == "ro quiet iommu=pt"
+
+
+# -- nvidia-smi topo -m ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spaces", [False, True])
+def test_topo_gpu_rows_without_header(spaces):
+    text = ex("nvidia-smi-topo-h100-grep-gpu-rows.txt")
+    if spaces:
+        text = text.replace("\t", "   ")
+    ctx = parse_text("nvidia-smi-topo", text, command="nvidia-smi topo -m | grep ^GPU")
+    gpus = of_type(ctx, "topo.gpu")
+    assert [g.gpu for g in gpus] == list(range(8)) and gpus[0].cpus[:2] == [0, 1] and gpus[0].numa_node == 0
+    links = of_type(ctx, "topo.link")
+    assert len(links) == 28 and {lk.link for lk in links} == {"NV18"} and {lk.kind for lk in links} == {"gpu-gpu"}
+    assert not of_type(ctx, "topo.nic")  # NIC columns are not named by any row here
+
+
+def test_topo_rows_name_nic_columns_when_their_rows_are_there():
+    text = "GPU0\t X \tPIX\t0-3\t0\nNIC0\tPIX\t X \n"
+    links = of_type(parse_text("nvidia-smi-topo", text), "topo.link")
+    assert [(lk.a, lk.b, lk.kind, lk.link) for lk in links] == [("GPU0", "NIC0", "gpu-nic", "PIX")]
+
+
+def test_topo_row_lookalike_without_x_cell_warns():
+    ctx = parse_text("nvidia-smi-topo", "GPU0\tSYS\tSYS\t0-3\n", command="nvidia-smi topo -m | grep GPU0")
+    assert not of_type(ctx, "topo.link") and any("X cell" in w[1] for w in ctx.warnings)

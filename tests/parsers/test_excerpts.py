@@ -217,3 +217,14 @@ def test_topo_rows_name_nic_columns_when_their_rows_are_there():
 def test_topo_row_lookalike_without_x_cell_warns():
     ctx = parse_text("nvidia-smi-topo", "GPU0\tSYS\tSYS\t0-3\n", command="nvidia-smi topo -m | grep GPU0")
     assert not of_type(ctx, "topo.link") and any("X cell" in w[1] for w in ctx.warnings)
+
+
+# -- ibv_devinfo -----------------------------------------------------------------------------------
+
+def test_ibv_devinfo_port_lines_without_hca_id():
+    text = ("\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t100.0 Gbps (128)\n"
+            "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t2.5 Gbps (1)\n")
+    ctx = parse_text("ibv_devinfo", text, command="ibv_devinfo -d mlx5_0 | grep -E 'state|active_'")
+    ports = of_type(ctx, "ib.port")
+    assert [(p.device, p.state, p.rate_gbps) for p in ports] == [("mlx5_0", "Active", 400.0), ("mlx5_0", "Down", 10.0)]
+    assert not ctx.warnings

@@ -228,3 +228,20 @@ def test_ibv_devinfo_port_lines_without_hca_id():
     ports = of_type(ctx, "ib.port")
     assert [(p.device, p.state, p.rate_gbps) for p in ports] == [("mlx5_0", "Active", 400.0), ("mlx5_0", "Down", 10.0)]
     assert not ctx.warnings
+
+
+# -- numactl -----------------------------------------------------------------------------------------
+
+def test_numactl_size_lines_do_not_claim_memory_only_nodes():
+    ctx = parse_text("numactl-hardware", ex("numactl-hardware-gh200-grep-size.txt"), command="numactl -H | grep size")
+    assert not of_type(ctx, "numa.node") and any("cpus line" in w[1] for w in ctx.warnings)
+
+
+def test_numactl_cpus_lines_show_memory_only_nodes_and_no_distance_complaint():
+    ctx = parse_text("numactl-hardware", ex("numactl-hardware-gh200-grep-cpus.txt"), command="numactl -H | grep cpus")
+    nodes = of_type(ctx, "numa.node")
+    assert len(nodes) == 9 and nodes[0].cpu_count == 72 and nodes[1].cpu_count == 0 and nodes[1].size_mb is None
+    assert not ctx.warnings
+    # the whole output without a matrix does get the complaint
+    ctx = parse_text("numactl-hardware", ex("numactl-hardware-gh200-grep-cpus.txt"), command="numactl -H")
+    assert any("distance matrix" in w[1] for w in ctx.warnings)

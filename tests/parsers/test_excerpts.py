@@ -245,3 +245,28 @@ def test_numactl_cpus_lines_show_memory_only_nodes_and_no_distance_complaint():
     # the whole output without a matrix does get the complaint
     ctx = parse_text("numactl-hardware", ex("numactl-hardware-gh200-grep-cpus.txt"), command="numactl -H")
     assert any("distance matrix" in w[1] for w in ctx.warnings)
+
+
+# -- cpupower ----------------------------------------------------------------------------------------
+
+def test_cpupower_frequency_info_without_analyzing_line():
+    ctx = parse_text("cpupower-frequency-info", ex("cpupower-frequency-info-grep-governor-driver.txt"),
+                     command="cpupower frequency-info | grep -E 'governor|driver'")
+    [p] = of_type(ctx, "cpu.freq_policy")
+    assert (p.cpu, p.driver, p.governor) == (-1, "intel_pstate", "powersave")
+    assert of_type(ctx, "cpu.governor_summary")[0].governors == ["powersave"]
+    assert not ctx.warnings
+    # the same lines without a command are not an excerpt we can vouch for
+    ctx = parse_text("cpupower-frequency-info", "analyzing CPU 3:\n  driver: acpi-cpufreq\n",
+                     command="cpupower -c 3 frequency-info")
+    assert of_type(ctx, "cpu.freq_policy")[0].cpu == 3
+
+
+def test_cpupower_idle_states_excerpt_makes_no_summary_unless_every_state_shows():
+    ctx = parse_text("cpupower-idle-info", ex("cpupower-idle-info-grep-states.txt"),
+                     command="cpupower idle-info | grep -E 'driver|analyzing|C[0-9]'")
+    assert of_type(ctx, "cpu.idle_state") and not of_type(ctx, "cpu.idle_summary")
+    ctx = parse_text("cpupower-idle-info", ex("cpupower-idle-info-grep-states-poll.txt"),
+                     command="cpupower idle-info | grep -E 'driver|analyzing|C[0-9]|POLL'")
+    [s] = of_type(ctx, "cpu.idle_summary")
+    assert (s.state_count, s.enabled_count, s.any_disabled) == (4, 3, True)

@@ -270,3 +270,24 @@ def test_cpupower_idle_states_excerpt_makes_no_summary_unless_every_state_shows(
                      command="cpupower idle-info | grep -E 'driver|analyzing|C[0-9]|POLL'")
     [s] = of_type(ctx, "cpu.idle_summary")
     assert (s.state_count, s.enabled_count, s.any_disabled) == (4, 3, True)
+
+
+# -- sysctl from /proc/sys ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_sysctl_from_proc_sys_paths(crlf):
+    text = "/proc/sys/kernel/numa_balancing:1\n/proc/sys/vm/swappiness:60\n"
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    ctx = parse_text("sysctl", text, command="grep -H . /proc/sys/kernel/numa_balancing /proc/sys/vm/swappiness")
+    assert [(f.key, f.value_num) for f in of_type(ctx, "kernel.sysctl")] == [("kernel.numa_balancing", 1.0), ("vm.swappiness", 60.0)]
+    ctx = parse_text("sysctl", "==> /proc/sys/kernel/numa_balancing <==\n0\n", command="head /proc/sys/kernel/numa_balancing /proc/sys/vm/swappiness")
+    assert [(f.key, f.value) for f in of_type(ctx, "kernel.sysctl")] == [("kernel.numa_balancing", "0")]
+    ctx = parse_text("sysctl", "1\n", command="cat /proc/sys/kernel/numa_balancing")
+    assert [(f.key, f.source.line) for f in of_type(ctx, "kernel.sysctl")] == [("kernel.numa_balancing", 1)]
+
+
+def test_sysctl_lookalike_proc_paths_are_not_sysctls():
+    from clusterdx.facts.document import Document
+    from clusterdx.facts.parsers import sysctl
+    assert sysctl.sniff(Document.from_text("/proc/cpuinfo:processor 0\n/proc/meminfo:MemTotal 1\n")) == 0.0

@@ -291,3 +291,23 @@ def test_sysctl_lookalike_proc_paths_are_not_sysctls():
     from clusterdx.facts.document import Document
     from clusterdx.facts.parsers import sysctl
     assert sysctl.sniff(Document.from_text("/proc/cpuinfo:processor 0\n/proc/meminfo:MemTotal 1\n")) == 0.0
+
+
+# -- new patterns on long repeated lines --------------------------------------------------------------
+
+def test_long_repeated_lines_stay_fast():
+    import time
+    from clusterdx.facts.labels import split_labels
+    from clusterdx.facts.formats import all_formats
+    from clusterdx.facts.transcript import Segment
+    all_formats()  # importing every parser is not what is timed
+    t = time.perf_counter()
+    parse_text("dmesg", "[    0.000000] Command line: " + "iommu=pt " * 20000 + "\n"
+               "[    0.1] Hypervisor detected: " + "K" * 50000 + "\n", command="dmesg | grep -i iommu")
+    parse_text("sysctl", "/proc/sys/" + "a/" * 30000 + ":1\n" + "/proc/sys/kernel/x:" + "1" * 50000 + "\n")
+    parse_text("proc-cmdline", "iommu=pt\n", command="tr ' ' '\\n' " + "tr  " * 1000)
+    split_labels(Segment("for x in " + "a; do " * 650 + " echo $x; done", ["a"] * 50, 1))
+    split_labels(Segment("srun " + "-N1 " * 1000 + "-l hostname", ["0: a"] * 50, 1))
+    parse_text("lspci-vvv", "\t\tACSCtl:\t" + "SrcValid+ " * 20000 + "\n" * 2)
+    parse_text("ibstat", "\t\tState: " + "Active " * 20000 + "\n\t\tRate: 400\n", command="ibstat | grep -E 'State|Rate'")
+    assert time.perf_counter() - t < 2.0

@@ -5,6 +5,14 @@ dropped) plus the 1-based line number of the first one in the original input, so
 cut out of a pasted transcript still points at the right line of the user's file. ``command`` is
 the shell command that produced the text when the transcript said so (``$ lscpu``).
 
+``coverage`` says what part of the tool's output the document can hold, from that command
+(``lspci -vvv | grep -i acs``, ``dmesg | tail -50``; see :mod:`clusterdx.facts.coverage`): a
+parser builds a fact from the *absence* of a line only where ``coverage.believes_absence(line)``.
+``label``/``label_kind`` carry what a loop or a parallel shell printed before the output
+(``== mlx5_0`` -> device, ``node12:`` -> node, ``[1,3]<stdout>:`` -> rank; see
+:mod:`clusterdx.facts.labels`); ``line_map`` keeps true line numbers for lines gathered from
+several places (per-line prefixes).
+
 Parsers build facts through :class:`ParseContext` so every fact gets its node, scope and source
 without the parser repeating them.
 """

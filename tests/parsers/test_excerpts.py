@@ -311,3 +311,16 @@ def test_long_repeated_lines_stay_fast():
     parse_text("lspci-vvv", "\t\tACSCtl:\t" + "SrcValid+ " * 20000 + "\n" * 2)
     parse_text("ibstat", "\t\tState: " + "Active " * 20000 + "\n\t\tRate: 400\n", command="ibstat | grep -E 'State|Rate'")
     assert time.perf_counter() - t < 2.0
+
+
+# -- perf stat ---------------------------------------------------------------------------------------
+
+def test_perf_stat_counter_lines_without_header():
+    cmd = "perf stat -a -- sleep 10 2>&1 | grep -E 'cycles|instructions'"
+    ctx = parse_text("perf-stat", ex("perf-stat-default-grep-cycles.txt"), command=cmd)
+    assert [c.event for c in of_type(ctx, "perf.counter")] == ["cycles", "instructions", "ref-cycles"]
+    assert of_type(ctx, "cpu.effective_freq")[0].ghz == 2.988 and not ctx.warnings
+    # without a command saying perf stat, header-less counter lines are not claimed
+    from clusterdx.facts.base import NotApplicable
+    with pytest.raises(NotApplicable):
+        parse_text("perf-stat", ex("perf-stat-default-grep-cycles.txt"))

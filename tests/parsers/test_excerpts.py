@@ -53,6 +53,13 @@ def test_lspci_full_listing_still_claims_what_it_saw():
     assert not s.capabilities_visible and s.excerpt
 
 
+def test_lspci_head_keeps_devices_but_claims_nothing_clean():
+    ctx = parse_text("lspci-vvv", ex("lspci-vvv-head-40.txt"), command="lspci -vvv | head -40")
+    [s] = of_type(ctx, "pcie.summary")
+    assert s.devices >= 1 and s.excerpt and not s.capabilities_visible
+    assert of_type(ctx, "pcie.device")[0].bdf.startswith("0000:")
+
+
 def test_lspci_acscap_without_acsctl_is_not_acs_off():
     text = "\tCapabilities: [f24 v1] Access Control Services\n\t\tACSCap:\tSrcValid+ ReqRedir+ CmpltRedir+\n"
     hdr = "16:01.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)\n"

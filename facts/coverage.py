@@ -51,6 +51,10 @@ _WRAPPERS = {"sudo", "doas", "env", "timeout", "nice", "ionice", "stdbuf", "time
 _GREPS = {"grep": "G", "egrep": "E", "fgrep": "F", "zgrep": "G", "zegrep": "E", "zfgrep": "F"}
 _REDIRECT_OPS = {">", ">>", ">&", "<", "&>", "&>>", "<<", "<<<", ">|"}
 _LIST_OPS = {";", "&&", "||", "&"}
+#: words that open a command inside a loop or branch (``do ibstat ...``) and control words whose
+#: stage prints nothing itself (``for i in 0 1``, ``done``)
+_LEADING_KEYWORDS = {"do", "then", "else", "!", "{"}
+_CONTROL = {"for", "while", "until", "if", "elif", "case", "done", "fi", "esac", "}", "in"}
 #: a quantifier right after a group or a class (``(a+)+``, ``[ab]*{2}``): not evaluated
 _RISKY = re.compile(r"\)[*+?{]|\][*+?{][*+?{]")
 _MAX_PATTERN = 400
@@ -135,6 +139,8 @@ def coverage_of(command: str | None) -> Coverage:
     except ValueError:
         return Coverage(command=command, complete=False, opaque=True, notes=("unbalanced quotes",))
     stages: list[list[str]] = [[]]
+    #: indexes of the stages that start a pipeline (their command produces the output)
+    starts = {0}
     compound = False
     skip = False
     for tok in tokens:
@@ -151,20 +157,29 @@ def coverage_of(command: str | None) -> Coverage:
             continue
         if tok in _LIST_OPS or tok in ("(", ")"):
             compound = True
+            starts.add(len(stages))
             stages.append([])
             continue
         stages[-1].append(tok)
+    firsts = {id(stages[k]) for k in starts if k < len(stages)}
     stages = [s for s in stages if s]
     filters: list[LineFilter] = []
     cut = set()
     opaque = False
     complete = True
     notes: list[str] = []
-    for k, stage in enumerate(stages):
+    for stage in stages:
+        producer = id(stage) in firsts
+        while stage and stage[0] in _LEADING_KEYWORDS:
+            stage = stage[1:]
+        if not stage or stage[0] in _CONTROL:
+            continue  # 'for i in 0 1', 'done', 'fi': loop and branch syntax, no output of its own
         words = _unwrap(stage)
         if not words:
             continue
         name = words[0].rsplit("/", 1)[-1]
+        if compound and name in ("echo", "printf"):
+            continue  # a label a loop prints (see clusterdx.facts.labels), not a filter
         if name in _GREPS:
             flt, grep_cut, grep_opaque = _grep(name, words[1:])
             complete = False
@@ -189,8 +204,8 @@ def coverage_of(command: str | None) -> Coverage:
             complete = False
             cut.add("end" if name == "head" else "start")
             continue
-        if k == 0:
-            continue  # the producer itself
+        if producer:
+            continue  # the command whose output this is
         if name in _PASS:
             continue
         if name in _REORDER:

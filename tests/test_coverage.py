@@ -88,3 +88,11 @@ def test_document_computes_coverage_from_its_command():
     doc = Document.from_text("x\r\ny\r\n", command="lspci -vvv | grep -i acs")
     assert doc.lines == ["x", "y"] and doc.coverage.would_show(ACSCTL) is True
     assert Document.from_text("x").coverage.complete
+
+
+def test_loops_keep_the_filters_of_their_body():
+    c = coverage_of("for i in 0 1; do echo \"== mlx5_$i\"; ibstat mlx5_$i | grep -E 'State|Rate'; done")
+    assert c.would_show("\t\tRate: 400") is True and c.would_show("\t\tBase lid: 7") is False
+    c = coverage_of("for d in /sys/class/infiniband/*; do echo $d; cat $d/ports/1/rate; done")
+    assert c.would_show("400 Gb/sec (4X NDR)") is True
+    assert coverage_of("for d in a b; do ibstat $d | awk '{print $2}'; done").would_show("x") is None

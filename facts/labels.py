@@ -133,7 +133,13 @@ def _by_echo(seg: "Segment", loop: re.Match[str]) -> list["Segment"]:
     rx = _template_regex(template, var, values)
     if rx is None:
         return []
-    labels = [k for k, ln in enumerate(seg.lines) if rx.fullmatch(ln.strip()[:_MAX_LINE])]
+    labels: list[int] = []
+    values_seen: list[str] = []
+    for k, ln in enumerate(seg.lines):
+        lm = rx.fullmatch(ln.strip()[:_MAX_LINE])
+        if lm:
+            labels.append(k)
+            values_seen.append(lm.groupdict().get("v") or "")
     if not labels:
         return []
     texts = [seg.lines[k].strip() for k in labels]
@@ -150,7 +156,7 @@ def _by_echo(seg: "Segment", loop: re.Match[str]) -> list["Segment"]:
         body_lines = seg.lines[k + 1:bounds[n + 1]]
         if not any(ln.strip() for ln in body_lines):
             continue
-        label, kind = _label_of(texts[n], template, var)
+        label, kind = _label_of(texts[n], template, var, values_seen[n])
         out.append(replace(seg, lines=body_lines, first_line=seg.first_line + k + 1, label=label,
                            label_kind=kind, line_map=None,
                            last_line=seg.first_line + bounds[n + 1] - 1))
@@ -171,14 +177,15 @@ def _template_regex(template: str, var: str, values: list[str] | None) -> re.Pat
     parts: list[str] = []
     pos = 0
     literal = 0
+    named = False
     for m in _VAR.finditer(template):
         lit = template[pos:m.start()]
         literal += len(lit.strip())
         parts.append(re.escape(lit))
-        if m.group(1) == var and values:
-            parts.append("(?:" + "|".join(_glob(v) for v in values) + ")")
-        else:
-            parts.append(r"\S{1,200}")
+        body = "|".join(_glob(v) for v in values) if (m.group(1) == var and values) else r"\S{1,200}"
+        # the first variable part is the label's value (the host of 'host $(hostname)')
+        parts.append(f"(?P<v>{body})" if not named else f"(?:{body})")
+        named = True
         pos = m.end()
     lit = template[pos:]
     literal += len(lit.strip())
@@ -195,16 +202,16 @@ def _glob(word: str) -> str:
     return "".join(out)
 
 
-def _label_of(text: str, template: str, var: str) -> tuple[str, str]:
+def _label_of(text: str, template: str, var: str, value: str = "") -> tuple[str, str]:
     dev = _DEVICE.search(text)
     if dev:
         return dev.group(1), "device"
     if _NODE.search(template) or re.fullmatch(r"(?:host|node|hostname|h|n)\w*", var, re.I):
-        core = re.sub(r"^[=\s#:>-]+|[=\s#:<-]+$", "", text)
+        core = value or re.sub(r"^[=\s#:>-]+|[=\s#:<-]+$", "", text)
         return core or text, "node"
     kind = "rank" if (_RANK.search(template) or var.lower() == "rank") else \
         "pid" if (_PID.search(template) or var.lower() == "pid") else "label"
-    core = re.sub(r"^[=\s#:>-]+|[=\s#:<-]+$", "", text)
+    core = (value if kind != "label" else "") or re.sub(r"^[=\s#:>-]+|[=\s#:<-]+$", "", text)
     return core or text, kind
 
 

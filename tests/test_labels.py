@@ -30,9 +30,9 @@ def test_loop_label_lookalike_lines_are_output():
 
 def test_rank_and_pid_labels():
     out = seg('for r in 0 1; do echo "rank $r"; taskset -cp $r; done', ["rank 0", "a", "rank 1", "b"])
-    assert [(s.label, s.label_kind) for s in out] == [("rank 0", "rank"), ("rank 1", "rank")]
+    assert [(s.label, s.label_kind) for s in out] == [("0", "rank"), ("1", "rank")]
     out = seg("for p in $(pgrep python); do echo \"pid $p\"; taskset -p $p; done", ["pid 41", "a", "pid 42", "b"])
-    assert [(s.label, s.label_kind) for s in out] == [("pid 41", "pid"), ("pid 42", "pid")]
+    assert [(s.label, s.label_kind) for s in out] == [("41", "pid"), ("42", "pid")]
 
 
 def test_bare_variable_over_computed_values_is_not_a_label():
@@ -98,3 +98,22 @@ def test_ingest_pdsh_names_nodes_and_loop_labels_name_devices(tmp_path):
 def test_transcript_without_labels_is_unchanged():
     segs = split_transcript(["$ uname -r", "6.8.0", "$ hostname", "gpu-7"])
     assert [(s.command, s.label) for s in segs] == [("uname -r", None), ("hostname", None)]
+
+
+def test_loop_over_hosts_labels_nodes():
+    out = seg('for h in gpu1 gpu2; do echo "== $h"; ssh $h cat /proc/cmdline; done',
+              ["== gpu1", "ro iommu=pt", "== gpu2", "ro quiet"])
+    assert [(s.label, s.label_kind) for s in out] == [("gpu1", "node"), ("gpu2", "node")]
+    out = seg('for i in 1 2; do srun -w gpu$i bash -c \'echo "host $(hostname)"; nproc\'; done',
+              ["host gpu1", "8", "host gpu2", "4"])
+    assert [(s.label, s.label_kind) for s in out] == [("gpu1", "node"), ("gpu2", "node")]
+
+
+def test_ingest_prompt_less_file_heads_become_segments(tmp_path):
+    p = tmp_path / "heads.txt"
+    p.write_text("==> /tmp/a/ibstat.txt <==\n\t\tState: Active\n\t\tRate: 400\n\t\tPhysical state: LinkUp\n"
+                 "\t\tBase lid: 1\n\n==> /tmp/b/sysctl.txt <==\nkernel.numa_balancing = 1\n")
+    r = ingest([str(p)])
+    assert [(i.path.rsplit("/", 1)[-1], i.format) for i in r.inputs] == [("heads.txt#1", "ibstat"), ("heads.txt#2", "sysctl")]
+    [s] = [f for f in r.facts if f.fact_type == "kernel.sysctl"]
+    assert s.source.line == 8

@@ -7,6 +7,13 @@ NVIDIA Xid/SXid, PCIe AER, link training and hot-plug, mlx5 module and link, SMM
 errors, IOMMU faults), the kernel release (``kernel.version``) and a ``dmesg.summary`` saying the
 log was read, so that "no Xid in the log" is a finding and not a gap.
 
+Excerpts (``dmesg | grep -i iommu``): every line proves what it says on its own: the domain
+type line, ``DMAR:``/``AMD-Vi:``/``arm-smmu-v3`` lines (the IOMMU driver), the boot parameters
+of a ``Command line:`` line (``iommu=pt``, ``iommu.passthrough=``, ``iommu.strict=``, used when
+the kernel's own line is not in the excerpt) and ``Hypervisor detected: KVM``
+(``platform.virtualization`` guest). An SMMU's ``cmdqv`` is False ("no CMDQV") only where the
+document's coverage would have shown a CMDQV line; otherwise None.
+
 Event codes: ``xid``/``sxid`` -> the Xid number; ``aer`` -> ``correctable``,
 ``uncorrectable-nonfatal`` or ``uncorrectable-fatal``; ``pcie_link`` -> ``limited`` or ``ok``;
 ``pcie_hotplug`` -> ``link_down``, ``link_up``, ``card_not_present``, ``card_present``;

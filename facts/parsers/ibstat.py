@@ -3,7 +3,9 @@
 Output of ``ibstat`` (infiniband-diags): one ``CA '<name>'`` block per RDMA device with CA type,
 firmware, GUIDs, then one ``Port <n>:`` block per port with state, physical state, rate (Gb/s),
 LIDs, port GUID and link layer. ``ibstat <ca> <port>`` (a bare port block, the device then taken
-from the command) and tab-less pastes are read too. Yields one ``ib.port`` per port, one
+from the command) and tab-less pastes are read too. An excerpt without CA and Port lines
+(``ibstat | grep -E 'Rate|State'``) yields one port per run of port keys (port 0, device from the
+command or a loop's device label). Yields one ``ib.port`` per port, one
 ``ib.device`` per CA and one ``ib.summary``.
 
 ibstat prints no per-lane speed or width and nothing about what the card supports, so

@@ -14,6 +14,14 @@ build) gives None. Without root, lspci prints ``Capabilities: <access denied>``:
 then has ``root`` and ``capabilities_visible`` false, and the missing link/ACS facts mean "not
 collected". ``pcilib:`` / ``lspci:`` diagnostics interleaved from stderr are skipped.
 
+Excerpts (``lspci -vvv | grep -i acs``): capability lines without any device header belong to
+devices the excerpt does not name; they yield ``pcie.link``/``pcie.acs``/``pcie.ats``/
+``pcie.aer`` with ``bdf`` "" and ``kind`` "unknown" (a key seen again starts the next device),
+and the summary says ``excerpt`` with ``unnamed_devices``. Facts built from a missing line (ACS
+off because ACSCtl is absent, ATS disabled, no AER bits, "every link seen is at capability")
+are made only where the document's coverage (the command's filter and cuts) would have shown
+that line.
+
 Sample input (tab-indented, abridged)::
 
     16:01.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0) (prog-if 00 [Normal decode])
@@ -57,6 +65,10 @@ Examples:
     (2, 1, 1, 1, True, True)
     >>> sniff(doc) > 0.9
     True
+    >>> doc = Document.from_text("\\t\\tACSCtl:\\tSrcValid+ ReqRedir+ CmpltRedir+\\n", command="lspci -vvv | grep ACSCtl")
+    >>> ctx = ParseContext(doc, "lspci-vvv"); parse(doc, ctx)
+    >>> [(f.fact_type, f.bdf, f.redirect) for f in ctx.facts if f.fact_type == "pcie.acs"]
+    [('pcie.acs', '', True)]
 """
 
 from __future__ import annotations

@@ -5,6 +5,14 @@ dropped) plus the 1-based line number of the first one in the original input, so
 cut out of a pasted transcript still points at the right line of the user's file. ``command`` is
 the shell command that produced the text when the transcript said so (``$ lscpu``).
 
+``coverage`` says what part of the tool's output the document can hold, from that command
+(``lspci -vvv | grep -i acs``, ``dmesg | tail -50``; see :mod:`clusterdx.facts.coverage`): a
+parser builds a fact from the *absence* of a line only where ``coverage.believes_absence(line)``.
+``label``/``label_kind`` carry what a loop or a parallel shell printed before the output
+(``== mlx5_0`` -> device, ``node12:`` -> node, ``[1,3]<stdout>:`` -> rank; see
+:mod:`clusterdx.facts.labels`); ``line_map`` keeps true line numbers for lines gathered from
+several places (per-line prefixes).
+
 Parsers build facts through :class:`ParseContext` so every fact gets its node, scope and source
 without the parser repeating them.
 """
@@ -15,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterdx.facts.base import Fact, Scope, SourceRef
+from clusterdx.facts.coverage import Coverage, coverage_of
 
 
 @dataclass
@@ -30,6 +39,22 @@ class Document:
     path: str | None = None
     #: redact secret-looking values (tokens, passwords, credentials in URLs) in facts
     redact: bool = True
+    #: what part of the tool's output this document can hold (``| grep``, ``| head``): parsers
+    #: build a fact from absence only where ``coverage.believes_absence(line)``; computed from
+    #: ``command`` when not given (see clusterdx.facts.coverage)
+    coverage: Coverage | None = None
+    #: a label printed before this output by a loop or a parallel shell (``== mlx5_0``,
+    #: ``node12: ...``, ``[1,0]<stdout>: ...``, ``==> file <==``); see clusterdx.facts.labels
+    label: str | None = None
+    #: what the label names: 'device' | 'node' | 'rank' | 'file' | 'label'
+    label_kind: str = ""
+    #: 1-based input line of each of ``lines`` when they were not contiguous (lines gathered
+    #: by a per-line prefix); None: ``first_line + index``
+    line_map: list[int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.coverage is None:
+            self.coverage = coverage_of(self.command)
 
     @classmethod
     def from_text(cls, text: str, name: str = "<text>", **kw: Any) -> "Document":
@@ -41,6 +66,8 @@ class Document:
 
     def lineno(self, index: int) -> int:
         """1-based line number in the original input of ``lines[index]``."""
+        if self.line_map is not None and 0 <= index < len(self.line_map):
+            return self.line_map[index]
         return self.first_line + index
 
 

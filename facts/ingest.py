@@ -667,7 +667,9 @@ class _Run:
             return
         lines = split_lines(text)
         segments = split_transcript(lines)
-        is_transcript = any(s.command is not None or s.host is not None for s in segments)
+        # labelled output (==> file <== heads, mpirun tags) is cut into segments even without prompts
+        is_transcript = len(segments) > 1 or any(
+            s.command is not None or s.host is not None or s.label is not None for s in segments)
         if not segments:
             self.record(where, path=display, status="unrecognized",
                         reason="file holds only blank lines" if not any(
@@ -699,7 +701,8 @@ class _Run:
     def add_segment(self, seg: Segment, k: int, display: str, where: _Where, path: str | None,
                     ingest_warnings: list[InputWarning], truncated_note: str) -> None:
         seg_path = f"{display}#{k}"
-        node = self.node_for(where, seg.host)
+        # a node label (pdsh 'node12: ...', a loop echoing $(hostname)) names the node of that output
+        node = self.node_for(where, seg.label if seg.label_kind == "node" and seg.label else seg.host)
         scope = self.scope_for(where, seg.command, seg.host)
         size = len("\n".join(seg.lines).encode("utf-8", "replace"))
         if not any(ln.strip() for ln in seg.lines):
@@ -709,7 +712,8 @@ class _Run:
                         warnings=list(ingest_warnings))
             return
         doc = Document(name=seg_path, lines=seg.lines, first_line=seg.first_line,
-                       command=seg.command, node=node, scope=scope, path=path, redact=self.redact)
+                       command=seg.command, node=node, scope=scope, path=path, redact=self.redact,
+                       label=seg.label, label_kind=seg.label_kind, line_map=seg.line_map)
         self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
                      line_end=seg.last_line, extra_warnings=ingest_warnings,
                      truncated_note=truncated_note)

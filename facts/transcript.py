@@ -18,7 +18,9 @@ nccl-tests print such lines. A command ending in a backslash continues on the ne
 Lines starting with ``## `` are annotations (added by whoever assembled the file, never tool
 output): leading and trailing ones are cut off a segment, ones inside a segment are blanked so
 that line numbers stay true. Text before the first prompt is its own segment (command
-``None``); a file without any prompt is one segment.
+``None``); a file without any prompt is one segment. A segment holding labelled output (a loop's
+``echo`` labels, ``==> file <==`` headers, ``pdsh``/``srun -l``/``mpirun --tag-output`` prefixes)
+is cut once more per label by :func:`clusterdx.facts.labels.split_labels`.
 
 Examples:
 
@@ -35,6 +37,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from clusterdx.facts.labels import split_labels
 
 #: ``user@host`` with an optional ``:path`` (``:~``, ``:/data/x``) or `` path`` inside brackets
 _USER = r"[A-Za-z0-9_][\w.+-]{0,63}"
@@ -76,6 +80,12 @@ class Segment:
     last_line: int = 0
     user: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: label printed before or in front of this output (see clusterdx.facts.labels)
+    label: str | None = None
+    #: what the label names: 'device' | 'node' | 'rank' | 'pid' | 'file' | 'label'
+    label_kind: str = ""
+    #: input line of each of ``lines`` when they are not contiguous (per-line prefixes)
+    line_map: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,7 @@ def split_transcript(lines: list[str], first_line: int = 1) -> list[Segment]:
         command, host, user, prompt_line, start = cur
         seg = _make_segment(lines, start, end_index, first_line, command, host, user, prompt_line)
         if seg is not None:
-            segments.append(seg)
+            segments.extend(split_labels(seg))
 
     while i < n:
         line = lines[i]

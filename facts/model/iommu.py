@@ -9,8 +9,9 @@ class Smmu(Fact):
     fact_type = "iommu.smmu"
     doc = "One Arm SMMU instance seen in the kernel log, with its command-queue virtualization (CMDQV) status."
     device: str
-    #: CMDQV/VCMDQ/tegra241-cmdqv mentioned in the log (hardware-virtualized command queues)
-    cmdqv: bool = False
+    #: CMDQV/VCMDQ/tegra241-cmdqv mentioned in the log (hardware-virtualized command queues);
+    #: None when an excerpt (``dmesg | grep ...``) could not have shown such a line
+    cmdqv: bool | None = False
     #: feature bits decoded with the mainline arm-smmu-v3.h layout, e.g. ['2_lvl_strtab', 'msi', 'ats']
     features: list[str] = []
     #: raw mask as printed, e.g. '0x001e1fbf'; '' when not printed

@@ -137,8 +137,13 @@ class PcieSummary(Fact):
     #: run with root privileges: capability lists printed and none denied
     root: bool = False
     #: capability details (LnkSta, ACSCtl, CESta ...) readable for every device (root and -vv);
-    #: when false, absent downgrade/ACS facts mean "not collected", not "healthy"
+    #: when false, absent downgrade/ACS facts mean "not collected", not "healthy"; also false for
+    #: an excerpt whose filter would not have shown LnkSta and ACSCtl lines
     capabilities_visible: bool = False
+    #: the document was an excerpt (``lspci -vvv | grep ...``, ``| head``, no device headers)
+    excerpt: bool = False
+    #: capability lines (LnkSta, ACSCtl ...) of devices without a header line: their facts have bdf ""
+    unnamed_devices: int = 0
 
 
 class PcieTreeNode(Fact):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.kernel import BootParam, Cmdline
@@ -95,9 +96,22 @@ def sniff(doc: Document) -> float:
     return 0.5 if good and good >= len(lines) - 1 else 0.0
 
 
+#: ``tr ' ' '\n'``, ``xargs -n1``, ``grep -o``: one parameter per line
+_ONE_PER_LINE = re.compile(r"\btr\s+(?:-s\s+)?['\"]?(?:\s|\[:space:\]|\[:blank:\])['\"]?\s+['\"]?\\n|"
+                           r"\bxargs\s+-n\s?1\b|\bgrep\s+(?:-\w*o|--only-matching)")
+
+
 def parse(doc: Document, ctx: ParseContext) -> None:
+    cov = doc.coverage or WHOLE
+    per_line = bool(doc.command) and bool(_ONE_PER_LINE.search(doc.command or ""))
     for i, line in enumerate(doc.lines):
         if not line.strip() or line.startswith("## "):
+            continue
+        if per_line and _TOKEN.match(line.strip()) and " " not in line.strip():
+            # one parameter per line (``tr ' ' '\n' < /proc/cmdline | grep iommu``): parameters
+            # only, no kernel.cmdline (the line is not the whole command line)
+            name, _, value = line.strip().partition("=")
+            ctx.add(BootParam, i, name=name, value=value)
             continue
         if not _looks_like_cmdline(line):
             if not _PROMPT.match(line):
@@ -109,7 +123,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         for p in params:
             if p.startswith("BOOT_IMAGE="):
                 image = re.split(r"[/)]", p.split("=", 1)[1])[-1]
-        ctx.add(Cmdline, i, raw=raw, image=image)
+        if cov.complete:
+            # an excerpt (``| grep -o ...``, ``| cut``) proves its parameters, not the whole line
+            ctx.add(Cmdline, i, raw=raw, image=image)
         for p in params:
             name, _, value = p.partition("=")
             ctx.add(BootParam, i, name=name, value=value)

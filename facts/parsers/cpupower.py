@@ -73,6 +73,7 @@ from __future__ import annotations
 import re
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import (
@@ -170,9 +171,16 @@ def parse_frequency_info(doc: Document, ctx: ParseContext) -> None:
             in_boost = False
             continue
         if not blocks:
-            if not _is_prompt(line):
+            if _is_prompt(line):
+                continue
+            if not (_KV.match(line) or _GOVERNOR.match(line)) or (doc.coverage or WHOLE).complete:
                 ctx.warn(i, f"before any 'analyzing CPU': {line.strip()[:80]!r}")
-            continue
+                continue
+            # an excerpt without its 'analyzing CPU N:' line (``cpupower frequency-info | grep
+            # governor``): the CPU is the command's -c N, else -1 (not shown)
+            cm = re.search(r"\s-c\s*(\d{1,6})\b", doc.command or "")
+            blocks.append({"cpu": int(cm.group(1)) if cm else -1, "line": i, "end": i, "fields": {},
+                           "excerpt": True})
         block = blocks[-1]
         block["end"] = i
         fields = block["fields"]
@@ -235,7 +243,8 @@ def parse_frequency_info(doc: Document, ctx: ParseContext) -> None:
         )
     last = blocks[-1]
     # plain frequency-info always ends with the boost block; its absence means the paste was cut
-    if not last["fields"].get("boost_seen") and not (doc.command and re.search(r"frequency-info\s+-", doc.command)):
+    if not last["fields"].get("boost_seen") and not (doc.command and re.search(r"frequency-info\s+-", doc.command)) \
+            and (doc.coverage or WHOLE).believes_absence("  boost state support:"):
         ctx.warn(last["end"], "output ends before 'boost state support' (truncated?)")
     governed = [b for b in blocks if b["fields"].get("governor")]
     if governed:
@@ -345,6 +354,11 @@ def parse_idle_info(doc: Document, ctx: ParseContext) -> None:
                 description=st.get("description", ""),
             )
     first = next((b for b in blocks if b["states"] or b["count"] == 0), None)
+    # the summary counts enabled states: an excerpt must have been able to show every state header
+    cov = doc.coverage or WHOLE
+    if first is not None and not (cov.believes_absence("C6 (DISABLED) :") and cov.believes_absence("POLL:")):
+        ctx.warn(first["line"], "excerpt that could not show every idle state: no cpu.idle_summary")
+        first = None
     if first is not None:
         add_idle_summary(ctx, first["cpu"], first["states"], first["line"], first["end"],
                          any_disabled=any(st["disabled"] for b in blocks for st in b["states"]))

@@ -7,6 +7,13 @@ NVIDIA Xid/SXid, PCIe AER, link training and hot-plug, mlx5 module and link, SMM
 errors, IOMMU faults), the kernel release (``kernel.version``) and a ``dmesg.summary`` saying the
 log was read, so that "no Xid in the log" is a finding and not a gap.
 
+Excerpts (``dmesg | grep -i iommu``): every line proves what it says on its own: the domain
+type line, ``DMAR:``/``AMD-Vi:``/``arm-smmu-v3`` lines (the IOMMU driver), the boot parameters
+of a ``Command line:`` line (``iommu=pt``, ``iommu.passthrough=``, ``iommu.strict=``, used when
+the kernel's own line is not in the excerpt) and ``Hypervisor detected: KVM``
+(``platform.virtualization`` guest). An SMMU's ``cmdqv`` is False ("no CMDQV") only where the
+document's coverage would have shown a CMDQV line; otherwise None.
+
 Event codes: ``xid``/``sxid`` -> the Xid number; ``aer`` -> ``correctable``,
 ``uncorrectable-nonfatal`` or ``uncorrectable-fatal``; ``pcie_link`` -> ``limited`` or ``ok``;
 ``pcie_hotplug`` -> ``link_down``, ``link_up``, ``card_not_present``, ``card_present``;
@@ -48,10 +55,11 @@ import re
 from dataclasses import dataclass, field
 
 from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.iommu import DmesgEvent, DmesgSummary, IommuMode, Smmu
-from clusterdx.facts.model.platform import KernelVersion
+from clusterdx.facts.model.platform import KernelVersion, Virtualization
 
 SAMPLE = """\
 [    0.000000] Linux version 6.8.0-1021-nvidia-64k (buildd@bos03) (gcc 13.3.0) #22-Ubuntu SMP
@@ -125,6 +133,12 @@ _SMMU_IAS = re.compile(r"ias (\d{1,4})-bit, oas (\d{1,4})-bit \(features (0x[0-9
 _SMMU_Q = re.compile(r"allocated (\d{1,12}) entries for cmdq")
 _SMMU_OPT = re.compile(r"option mask (0x[0-9a-fA-F]+)")
 _CMDQV = re.compile(r"cmdqv|vcmdq|tegra241", re.I)
+_HYPERVISOR = re.compile(r"^Hypervisor detected:\s*(\S.{0,40}?)\s*$")
+_CMDLINE = re.compile(r"^(?:Kernel )?[Cc]ommand line:\s*(.*)$")
+#: boot parameters that set the IOMMU default domain or invalidation policy
+_CMDLINE_IOMMU = re.compile(r"(?:^|\s)(iommu|iommu\.passthrough|iommu\.strict)=(\S+)")
+#: what a filtered excerpt must keep for "no CMDQV line" to mean "no CMDQV"
+_SAMPLE_CMDQV = "tegra241_cmdqv NVDA200C:00: VINTF0: allocated 1 LVCMDQs"
 _XID = re.compile(r"^NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.(\d))?\):\s*(\d+)\s*,?\s*(.*)$")
 _SXID = re.compile(r"^nvidia-nvswitch\d*: SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(\d+)\s*,?\s*(.*)$")
 _DEV = re.compile(r"^(\S+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?:\s+([\w.-]+))?:\s*(.*)$")
@@ -250,6 +264,10 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     smmus: dict[str, _SmmuState] = {}
     cmdqv_global: int | None = None
     has_boot = False
+    hypervisor: tuple[int, str] | None = None
+    cmdline_domain: str | None = None
+    cmdline_policy = ""
+    cmdline_index: int | None = None
     events = 0
     counts = {"xid": 0, "aer": 0, "smmu_event": 0}
     aer: dict | None = None
@@ -299,6 +317,13 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
         if not release and (m := _BOOT_IMAGE.search(msg)):
             release, release_origin, release_index = m.group(1), "boot_image", i
             continue
+        if m := _HYPERVISOR.match(msg):
+            hypervisor = (i, m.group(1))
+            continue
+        if (m := _CMDLINE.match(msg)) and cmdline_domain is None:
+            cmdline_domain, cmdline_policy = _cmdline_iommu(m.group(1))
+            if cmdline_domain or cmdline_policy:
+                cmdline_index = i
         if m := _DOMAIN.match(msg):
             text = m.group(1)
             on_cmdline = on_cmdline or "command line" in text
@@ -399,15 +424,32 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     if release:
         ctx.add(KernelVersion, release_index, release=release, page_size_hint=page_size_hint(release),
                 origin=release_origin)
-    if mode_index is not None or smmus:
-        idx = mode_index if mode_index is not None else min(s.first for s in smmus.values())
+    # a boot parameter (iommu=pt, iommu.passthrough=, iommu.strict=) proves the mode when the
+    # line the kernel prints about it is not in the excerpt
+    if not domain and cmdline_domain:
+        domain, on_cmdline = cmdline_domain, True
+        domain_index = cmdline_index if domain_index is None else domain_index
+    if not policy and cmdline_policy:
+        policy, on_cmdline = cmdline_policy, True
+    if mode_index is None and cmdline_index is not None:
+        mode_index = cmdline_index
+    if mode_index is not None or smmus or domain_index is not None:
+        idx = mode_index if mode_index is not None else (
+            domain_index if domain_index is not None else min(s.first for s in smmus.values()))
         if domain_index is not None:
             idx = domain_index
         ctx.add(IommuMode, idx, default_domain=domain, policy=policy, iommu=iommu,
                 set_on_cmdline=on_cmdline)
+    if hypervisor is not None:
+        hyp = hypervisor[1].strip().lower().replace(" ", "-")
+        ctx.add(Virtualization, hypervisor[0], role="guest", hypervisor=_HYPERVISORS.get(hyp, hyp),
+                evidence=f"kernel log: Hypervisor detected: {hypervisor[1]}")
+    # "no CMDQV" is believed only where the excerpt would have shown a CMDQV line
+    cmdqv_absent = (doc.coverage or WHOLE).believes_absence(_SAMPLE_CMDQV)
     for name, st in smmus.items():
         msi = False if st.wired else (True if "msi" in st.features else None)
-        ctx.add(Smmu, st.first, st.last, device=name, cmdqv=st.cmdqv or cmdqv_global is not None,
+        cmdqv = True if (st.cmdqv or cmdqv_global is not None) else (False if cmdqv_absent else None)
+        ctx.add(Smmu, st.first, st.last, device=name, cmdqv=cmdqv,
                 features=st.features, features_mask=st.mask, msi=msi, cmdq_entries=st.cmdq,
                 ias_bits=st.ias, oas_bits=st.oas, options_mask=st.options)
     if cmdqv_global is not None and not smmus:
@@ -415,6 +457,34 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     ctx.add(DmesgSummary, 0, max(len(lines) - 1, 0), lines=len(lines), events=events,
             xid_events=counts["xid"], aer_events=counts["aer"], smmu_events=counts["smmu_event"],
             has_boot=has_boot)
+
+
+_HYPERVISORS = {"kvm": "kvm", "vmware": "vmware", "microsoft-hyper-v": "microsoft", "xen-hvm": "xen",
+                "xen-pv": "xen", "acrn": "acrn", "jailhouse": "jailhouse"}
+
+
+def _cmdline_iommu(text: str) -> tuple[str, str]:
+    """(default domain, policy) set by the boot parameters of a 'Command line:' log line.
+
+    >>> _cmdline_iommu("ro intel_iommu=on iommu=pt quiet")
+    ('passthrough', '')
+    >>> _cmdline_iommu("iommu.passthrough=0 iommu.strict=1")
+    ('translated', 'strict')
+    >>> _cmdline_iommu("root=/dev/sda1 ro")
+    ('', '')
+    """
+    domain = policy = ""
+    for m in _CMDLINE_IOMMU.finditer(text[:8192]):
+        key, value = m.group(1), m.group(2).lower()
+        if key == "iommu" and "pt" in value.split(","):
+            domain = "passthrough"
+        elif key == "iommu" and "nopt" in value.split(","):
+            domain = "translated"
+        elif key == "iommu.passthrough" and value in ("1", "0", "y", "n", "on", "off"):
+            domain = "passthrough" if value in ("1", "y", "on") else "translated"
+        elif key == "iommu.strict" and value in ("1", "0", "y", "n", "on", "off"):
+            policy = "strict" if value in ("1", "y", "on") else "lazy"
+    return domain, policy
 
 
 def _norm_dev(text: str) -> str:
@@ -496,7 +566,8 @@ FORMATS = [
     Format(
         name="dmesg",
         command="dmesg",
-        facts=("iommu.mode", "iommu.smmu", "dmesg.event", "dmesg.summary", "kernel.version"),
+        facts=("iommu.mode", "iommu.smmu", "dmesg.event", "dmesg.summary", "kernel.version",
+               "platform.virtualization"),
         sniff=sniff,
         parse=parse,
         command_patterns=(r"^\s*(?:sudo\s+)?dmesg\b", r"\bjournalctl\b.*(?:\s-k\b|--dmesg)",

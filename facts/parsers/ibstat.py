@@ -3,7 +3,9 @@
 Output of ``ibstat`` (infiniband-diags): one ``CA '<name>'`` block per RDMA device with CA type,
 firmware, GUIDs, then one ``Port <n>:`` block per port with state, physical state, rate (Gb/s),
 LIDs, port GUID and link layer. ``ibstat <ca> <port>`` (a bare port block, the device then taken
-from the command) and tab-less pastes are read too. Yields one ``ib.port`` per port, one
+from the command) and tab-less pastes are read too. An excerpt without CA and Port lines
+(``ibstat | grep -E 'Rate|State'``) yields one port per run of port keys (port 0, device from the
+command or a loop's device label). Yields one ``ib.port`` per port, one
 ``ib.device`` per CA and one ``ib.summary``.
 
 ibstat prints no per-lane speed or width and nothing about what the card supports, so
@@ -55,6 +57,7 @@ import re
 from typing import Any
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import IbDevice, IbPort, IbSummary
@@ -264,14 +267,23 @@ _CA = re.compile(r"^\s*CA:?\s+'([^']*)'\s*$")
 _PORT = re.compile(r"^\s*Port\s+(\d+):\s*$")
 _KV = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
 
+#: port attribute keys and the field each fills (an excerpt's port starts again when one repeats)
+_PORT_KEYS = {"state": "state", "physical state": "phys_state", "rate": "rate_gbps", "base lid": "lid",
+              "sm lid": "sm_lid", "port guid": "port_guid", "link layer": "link_layer"}
 _DEVICE_KEYS = {"ca type": "ca_type", "firmware version": "fw_version", "hardware version": "hw_version",
                 "node guid": "node_guid", "system image guid": "sys_image_guid"}
 
 
 def sniff(doc: Document) -> float:
-    ca = ca_type = phys = rate = lid = 0
+    ca = ca_type = phys = rate = lid = state = other = 0
     for line in doc.lines[:200]:
         s = line.strip()
+        if not s:
+            continue
+        if s.startswith("State:"):
+            state += 1
+        elif not _CA.match(line) and not _PORT.match(line) and not _KV.match(line):
+            other += 1
         if _CA.match(line):
             ca += 1
         elif s.startswith("CA type:"):
@@ -288,13 +300,16 @@ def sniff(doc: Document) -> float:
         return 0.85
     if ca_type:
         return 0.6
+    if rate and state and other == 0:
+        # a grep'd excerpt: ``State: Active`` / ``Rate: 400`` lines only
+        return 0.55
     return 0.0
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:
     devices: dict[str, tuple[int, dict[str, Any]]] = {}
     ports: list[dict[str, Any]] = []
-    device = device_from_command(doc.command, "ibstat")
+    device = device_from_command(doc.command, "ibstat") or (doc.label or "" if doc.label_kind == "device" else "")
     dev_fields: dict[str, Any] | None = None
     port: dict[str, Any] | None = None
     declared: dict[str, int] = {}
@@ -322,6 +337,12 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
             continue
         key, value = m.group(1).lower(), m.group(2)
+        if dev_fields is None and key in _PORT_KEYS and (port is None or port.get("_anonymous")):
+            # an excerpt without the CA and Port lines (``ibstat | grep -E 'Rate|State'``): each
+            # port's lines in turn, a key seen again starts the next port (number unknown: 0)
+            if port is None or _PORT_KEYS[key] in port:
+                port = {"_line": i, "_end": i, "device": device, "port": 0, "_anonymous": True}
+                ports.append(port)
         if port is not None:
             port["_end"] = i
             _port_field(port, key, value, ctx, i)
@@ -346,9 +367,11 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         seen = sum(1 for p in ports if p["device"] == name)
         if name in declared and seen < declared[name]:
             ctx.warn(index, f"CA {name!r} declares {declared[name]} ports, {seen} listed (truncated?)")
+    cov = doc.coverage or WHOLE
     for p in ports:
-        if "state" not in p:
+        if "state" not in p and cov.believes_absence("\t\tState: Active"):
             ctx.warn(p["_line"], f"port {p['device']}/{p['port']} has no State line (truncated?)")
+        p.pop("_anonymous", None)
     emit_ports(ctx, "ibstat", ports, devices)
 
 

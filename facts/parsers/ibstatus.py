@@ -38,9 +38,10 @@ import re
 from typing import Any
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
-from clusterdx.facts.parsers.ibstat import emit_ports, norm_phys, norm_state, parse_rate, to_int
+from clusterdx.facts.parsers.ibstat import device_from_command, emit_ports, norm_phys, norm_state, parse_rate, to_int
 
 SAMPLE = """\
 Infiniband device 'mlx5_5' port 1 status:
@@ -55,6 +56,9 @@ Infiniband device 'mlx5_5' port 1 status:
 
 _HEADER = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.IGNORECASE)
 _KV = re.compile(r"^\s*([a-z_ ]+?)\s*:\s*(.*?)\s*$", re.IGNORECASE)
+
+
+_PORT_KEYS = {"state", "phys state", "rate", "base lid", "sm lid", "link layer", "default gid"}
 
 
 def sniff(doc: Document) -> float:
@@ -72,6 +76,8 @@ def sniff(doc: Document) -> float:
 def parse(doc: Document, ctx: ParseContext) -> None:
     ports: list[dict[str, Any]] = []
     port: dict[str, Any] | None = None
+    # port lines without their header are read when the transcript says they are ibstatus output
+    headerless = bool(doc.command and re.search(r"\bibstatus\b", doc.command))
     for i, line in enumerate(doc.lines):
         if not line.strip():
             continue
@@ -81,10 +87,20 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             ports.append(port)
             continue
         m = _KV.match(line)
+        key = m.group(1).lower().replace("_", " ") if m else ""
+        if m and headerless and (port is None or port.get("_anonymous")) and key in _PORT_KEYS:
+            # an excerpt without the 'Infiniband device ...' lines (``ibstatus | grep -E
+            # 'state|rate'``): a key seen again starts the next port (device and number unknown)
+            if port is None or key in port["_keys"]:
+                port = {"_line": i, "_end": i, "device": device_from_command(doc.command, "ibstatus")
+                        or (doc.label or "" if doc.label_kind == "device" else ""), "port": 0,
+                        "_anonymous": True, "_keys": set()}
+                ports.append(port)
+            port["_keys"].add(key)
         if not m or port is None:
             ctx.warn(i, f"unrecognized line: {line.strip()[:80]}")
             continue
-        key, value = m.group(1).lower().replace("_", " "), m.group(2)
+        value = m.group(2)
         port["_end"] = i
         if key == "state":
             port["state"] = norm_state(value)
@@ -105,9 +121,12 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             ctx.warn(i, f"unknown attribute {m.group(1)!r}")
     if not ports:
         raise NotApplicable("no 'Infiniband device ... status:' blocks")
+    cov = doc.coverage or WHOLE
     for p in ports:
-        if "state" not in p:
+        if "state" not in p and cov.believes_absence("\tstate:\t\t 4: ACTIVE"):
             ctx.warn(p["_line"], f"port {p['device']}/{p['port']} has no state line (truncated?)")
+        p.pop("_anonymous", None)
+        p.pop("_keys", None)
     emit_ports(ctx, "ibstatus", ports)
 
 

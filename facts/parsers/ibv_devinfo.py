@@ -52,11 +52,12 @@ import re
 from typing import Any
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import IbSummary
 from clusterdx.facts.parsers.ibstat import (
-    CA_MODELS, LANE_GBPS, SPEED_ENUM, WIDTH_ENUM, ca_type_of, emit_ports, norm_guid, norm_phys,
+    CA_MODELS, LANE_GBPS, SPEED_ENUM, WIDTH_ENUM, ca_type_of, device_from_command, emit_ports, norm_guid, norm_phys,
     norm_state, to_int)
 
 SAMPLE = """\
@@ -86,6 +87,8 @@ _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gbps(?:\s*\((\d+)\))?")
 _WIDTH = re.compile(r"^\s*(\d+X)(?:\s*\((\d+)\))?")
 _NO_DEVICES = re.compile(r"No IB devices found|Failed to get IB devices list")
 
+_PORT_KEYS = {"state", "phys_state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "link_layer",
+              "active_width", "active_speed"}
 _DEVICE_KEYS = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
                 "hw_ver", "board_id", "phys_port_cnt")
 
@@ -113,6 +116,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     device = ""
     dev: dict[str, Any] | None = None
     port: dict[str, Any] | None = None
+    headerless = not any(_HCA.match(ln) for ln in doc.lines)
     for i, line in enumerate(doc.lines):
         if not line.strip():
             continue
@@ -134,7 +138,17 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             ports.append(port)
             continue
         m = _KV.match(line)
-        if not m or dev is None:
+        if m and headerless and m.group(1).strip() in _PORT_KEYS:
+            # port lines without hca_id/port (``ibv_devinfo | grep -E 'state|active_'``): a key
+            # seen again starts the next port (number unknown: 0)
+            key = m.group(1).strip()
+            if port is None or key in port["_keys"]:
+                port = {"_line": i, "_end": i, "port": 0, "_anonymous": True, "_keys": set(),
+                        "device": device_from_command(doc.command, "ibv_devinfo")
+                        or (doc.label or "" if doc.label_kind == "device" else "")}
+                ports.append(port)
+            port["_keys"].add(key)
+        if not m or (dev is None and port is None):
             continue  # -v flag lists, 'tag matching not supported', text before the first hca_id
         key, value = m.group(1).strip(), m.group(2)
         if port is not None:
@@ -151,9 +165,12 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         declared = fields.get("ports")
         if declared is not None and seen < declared:
             ctx.warn(index, f"{name}: phys_port_cnt {declared}, {seen} port blocks (truncated?)")
+    cov = doc.coverage or WHOLE
     for p in ports:
-        if "state" not in p:
+        if "state" not in p and cov.believes_absence("\t\t\tstate:\t\t\tPORT_ACTIVE (4)"):
             ctx.warn(p["_line"], f"port {p['device']}/{p['port']} has no state line (truncated?)")
+        p.pop("_anonymous", None)
+        p.pop("_keys", None)
         _rate(p)
     emit_ports(ctx, "ibv_devinfo", ports, devices)
 

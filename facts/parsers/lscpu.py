@@ -49,6 +49,7 @@ import re
 from typing import Any
 
 from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import CpuInfo
@@ -213,7 +214,8 @@ def _emit(pairs: list[tuple[str, str, int]], ctx: ParseContext) -> None:
         lines.setdefault(key, i)
 
     arch = values.get("Architecture", "")
-    if not arch:
+    cov = ctx.doc.coverage or WHOLE
+    if not arch and cov.believes_absence("Architecture:                    x86_64"):
         ctx.warn(None, "no Architecture line (truncated or partial lscpu output?)")
     isa = "x86" if re.fullmatch(r"x86_64|i[3-6]86|amd64", arch) else "arm64" if arch in ("aarch64", "arm64") else ""
     vendor = values.get("Vendor ID", "")
@@ -225,6 +227,24 @@ def _emit(pairs: list[tuple[str, str, int]], ctx: ParseContext) -> None:
 
     first = lines.get("Architecture", pairs[0][2])
     last = max(i for _, _, i in pairs)
+    # cpu.info says "no hypervisor" by an empty hypervisor_vendor: an excerpt (``lscpu | grep -i
+    # numa``) that could not have shown the Hypervisor vendor line makes no cpu.info at all
+    if "Hypervisor vendor" not in values and not cov.believes_absence("Hypervisor vendor:               KVM"):
+        ctx.warn(first, "excerpt without the Hypervisor vendor line: no cpu.info made (only what the lines prove)")
+    else:
+        _cpu_info(ctx, values, lines, first, last, arch, flags, offline, vendor, model_name,
+                  bios_vendor, bios_model, isa)
+    for node_id, value, i in numa:
+        cpus = _cpus(value, i, ctx)
+        ctx.add(NumaNode, i, node_id=node_id, cpus=cpus, cpu_count=len(cpus))
+    expected = _int(values.get("NUMA node(s)"))
+    if expected is not None and len(numa) < expected:
+        ctx.warn(last, f"NUMA node(s) says {expected} but only {len(numa)} node CPU lists follow (truncated?)")
+
+
+def _cpu_info(ctx: ParseContext, values: dict, lines: dict, first: int, last: int, arch: str,
+              flags: list[str], offline: str, vendor: str, model_name: str, bios_vendor: str,
+              bios_model: str, isa: str) -> None:
     ctx.add(
         CpuInfo, first, last,
         arch=arch, isa=isa, vendor=vendor, model_name=model_name,
@@ -245,12 +265,6 @@ def _emit(pairs: list[tuple[str, str, int]], ctx: ParseContext) -> None:
         bios_vendor=bios_vendor, bios_model_name=bios_model,
         is_grace=_is_grace(isa, vendor, model_name, bios_vendor, bios_model),
     )
-    for node_id, value, i in numa:
-        cpus = _cpus(value, i, ctx)
-        ctx.add(NumaNode, i, node_id=node_id, cpus=cpus, cpu_count=len(cpus))
-    expected = _int(values.get("NUMA node(s)"))
-    if expected is not None and len(numa) < expected:
-        ctx.warn(last, f"NUMA node(s) says {expected} but only {len(numa)} node CPU lists follow (truncated?)")
 
 
 def _is_grace(isa: str, vendor: str, model: str, bios_vendor: str, bios_model: str) -> bool:

@@ -14,6 +14,14 @@ build) gives None. Without root, lspci prints ``Capabilities: <access denied>``:
 then has ``root`` and ``capabilities_visible`` false, and the missing link/ACS facts mean "not
 collected". ``pcilib:`` / ``lspci:`` diagnostics interleaved from stderr are skipped.
 
+Excerpts (``lspci -vvv | grep -i acs``): capability lines without any device header belong to
+devices the excerpt does not name; they yield ``pcie.link``/``pcie.acs``/``pcie.ats``/
+``pcie.aer`` with ``bdf`` "" and ``kind`` "unknown" (a key seen again starts the next device),
+and the summary says ``excerpt`` with ``unnamed_devices``. Facts built from a missing line (ACS
+off because ACSCtl is absent, ATS disabled, no AER bits, "every link seen is at capability")
+are made only where the document's coverage (the command's filter and cuts) would have shown
+that line.
+
 Sample input (tab-indented, abridged)::
 
     16:01.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0) (prog-if 00 [Normal decode])
@@ -57,6 +65,10 @@ Examples:
     (2, 1, 1, 1, True, True)
     >>> sniff(doc) > 0.9
     True
+    >>> doc = Document.from_text("\\t\\tACSCtl:\\tSrcValid+ ReqRedir+ CmpltRedir+\\n", command="lspci -vvv | grep ACSCtl")
+    >>> ctx = ParseContext(doc, "lspci-vvv"); parse(doc, ctx)
+    >>> [(f.fact_type, f.bdf, f.redirect) for f in ctx.facts if f.fact_type == "pcie.acs"]
+    [('pcie.acs', '', True)]
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ import re
 from dataclasses import dataclass, field
 
 from clusterdx.facts.base import NotApplicable, ParseError
+from clusterdx.facts.coverage import WHOLE, Coverage
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.pcie import PcieAcs, PcieAer, PcieAts, PcieDevice, PcieLink, PcieSummary
@@ -286,6 +299,10 @@ class _Dev:
     aer_i: int = 0
     ce: list[str] = field(default_factory=list)
     ue: list[str] = field(default_factory=list)
+    ce_seen: bool = False
+    #: no header line: capability lines of a device the excerpt does not name (bdf "")
+    anonymous: bool = False
+    keys_seen: set[str] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -378,10 +395,23 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
             ctx.warn(i, f"unrecognised line: {line[:80]!r}")
             cur = None
             continue
-        if cur is None:
-            if not devices and doc.command and (sm := _S_OPTION.search(doc.command)):
+        if cur is None or cur.anonymous:
+            if cur is None and not devices and doc.command and (sm := _S_OPTION.search(doc.command)):
                 cur = _Dev(index=i, bdf=make_bdf(sm.group("dom"), sm.group("bus"), sm.group("dev"), sm.group("fn")))
                 devices.append(cur)
+            elif not any(not d.anonymous for d in devices):
+                # header-less excerpt (``lspci -vvv | grep -i acs``): capability lines of devices
+                # we cannot name; a key seen again starts the next device
+                km = _KEY.match(line.strip())
+                key = km.group("key") if km else ""
+                if not key or (cur is None and key not in _CAP_KEYS and key != "Capabilities"):
+                    orphan_details += 1
+                    first_orphan = i if first_orphan is None else first_orphan
+                    continue
+                if cur is None or key in cur.keys_seen:
+                    cur = _Dev(index=i, bdf="", anonymous=True)
+                    devices.append(cur)
+                cur.keys_seen.add(key)
             else:
                 orphan_details += 1
                 if first_orphan is None:
@@ -392,12 +422,15 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
 
     if not devices:
         if orphan_details:
-            raise ParseError("lspci detail lines without any device header line (cut at the start?)",
-                             doc.lineno(first_orphan or 0))
+            ctx.warn(first_orphan, f"{orphan_details} lspci detail line(s) without a device header "
+                                   "and without capability values (cut at the start?)")
+            ctx.add(PcieSummary, first_orphan or 0, max(0, len(doc.lines) - 1), devices=0,
+                    excerpt=True)
+            return
         raise NotApplicable("no lspci device header lines")
     if orphan_details:
         ctx.warn(first_orphan, f"{orphan_details} detail line(s) before/between device blocks ignored")
-    _emit(devices, ctx, len(doc.lines))
+    _emit(devices, ctx, len(doc.lines), doc.coverage or WHOLE)
 
 
 def _new_device(m: re.Match[str], i: int) -> _Dev:
@@ -542,19 +575,35 @@ def _cap_detail(d: _Dev, key: str, text: str, i: int) -> None:
         d.ats_i = i
     elif key == "CESta":
         d.ce = _flags(text)
-        d.aer_seen = True
+        d.aer_seen = d.ce_seen = True
         d.aer_i = i
     elif key == "UESta":
         d.ue = _flags(text)
-        d.aer_seen = True
+        d.aer_seen = d.ce_seen = True
         d.aer_i = d.aer_i or i
 
 
-def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int) -> None:
+#: lines a filter must keep for the absence of their kind to mean something
+_SAMPLE_ACSCTL = "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"
+_SAMPLE_LNKSTA = "\t\tLnkSta:\tSpeed 32GT/s, Width x16"
+_SAMPLE_ATSCTL = "\t\tATSCtl:\tEnable+, Smallest Translation Unit (STU): 0"
+_SAMPLE_CESTA = "\t\tCESta:\tRxErr- BadTLP- BadDLLP- Rollover- Timeout- AdvNonFatalErr-"
+
+
+def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int, cov: Coverage = WHOLE) -> None:
     counts = {"gpu": 0, "nic": 0, "nvswitch": 0, "switch_port": 0, "root_port": 0}
     links = downgraded = redirects = hidden = 0
     any_caps = any_detail = False
+    anonymous = 0
+    # an excerpt (``| grep``, ``| head``) shows a missing ACSCtl/LnkSta/ATSCtl/CESta line only if
+    # its filter would have kept one: otherwise "absent" is "not collected" and no fact says more
+    sees = {name: cov.believes_absence(sample) for name, sample in (
+        ("acs", _SAMPLE_ACSCTL), ("link", _SAMPLE_LNKSTA), ("ats", _SAMPLE_ATSCTL), ("aer", _SAMPLE_CESTA))}
     for d in devices:
+        if d.anonymous:
+            anonymous += 1
+            _emit_anonymous(d, ctx)
+            continue
         kind = d.kind
         if kind in counts:
             counts[kind] += 1
@@ -574,26 +623,46 @@ def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int) -> None:
             if link["downgraded"] and (kind in ("gpu", "nic", "nvswitch") or d.port_type == "Upstream Port"):
                 downgraded += 1
             idx = d.lnksta_i if d.lnksta is not None else d.lnkcap_i
-            if d.lnksta is None:
+            if d.lnksta is None and sees["link"]:
                 ctx.warn(d.lnkcap_i, f"{d.bdf}: LnkCap without LnkSta (truncated?)")
             ctx.add(PcieLink, idx, port_type=d.port_type, **common, **link)
-        if d.acs_cap is not None or d.acs_ctl is not None:
+        if d.acs_ctl is not None or (d.acs_cap is not None and sees["acs"]):
             ctl = d.acs_ctl or []
             redirect = "ReqRedir" in ctl or "CmpltRedir" in ctl
             if redirect and (kind in ("switch_port", "root_port") or d.class_name.lower() == "pci bridge"):
                 redirects += 1
             ctx.add(PcieAcs, d.acs_i, port_type=d.port_type, cap=d.acs_cap or [], ctl_enabled=ctl,
                     any_enabled=bool(ctl), redirect=redirect, **common)
-        if d.ats_seen:
+        if d.ats_seen and (d.ats is not None or sees["ats"]):
             ctx.add(PcieAts, d.ats_i, enabled=bool(d.ats), **common)
-        if d.aer_seen:
+        if d.aer_seen and (d.ce_seen or sees["aer"]):
             ctx.add(PcieAer, d.aer_i, correctable=d.ce, uncorrectable=d.ue, has_errors=bool(d.ce or d.ue),
                     **common)
     root = any_caps and hidden == 0
-    ctx.add(PcieSummary, 0, max(0, nlines - 1), devices=len(devices), gpus=counts["gpu"], nics=counts["nic"],
-            nvswitches=counts["nvswitch"], switch_ports=counts["switch_port"], root_ports=counts["root_port"],
-            links=links, downgraded_links=downgraded, acs_redirect_ports=redirects, hidden_devices=hidden,
-            root=root, capabilities_visible=root and any_detail)
+    # "no downgraded link, no ACS redirect" is believed only where the excerpt would have shown both
+    whole = sees["acs"] and sees["link"] and anonymous == 0
+    ctx.add(PcieSummary, 0, max(0, nlines - 1), devices=len(devices) - anonymous, gpus=counts["gpu"],
+            nics=counts["nic"], nvswitches=counts["nvswitch"], switch_ports=counts["switch_port"],
+            root_ports=counts["root_port"], links=links, downgraded_links=downgraded,
+            acs_redirect_ports=redirects, hidden_devices=hidden, root=root,
+            capabilities_visible=root and any_detail and whole, excerpt=not cov.complete or anonymous > 0,
+            unnamed_devices=anonymous)
+
+
+def _emit_anonymous(d: _Dev, ctx: ParseContext) -> None:
+    """Facts the capability lines of an unnamed device prove (bdf "", kind "unknown")."""
+    common = {"bdf": "", "kind": "unknown", "device_name": ""}
+    if d.lnksta is not None or d.lnkcap is not None:
+        ctx.add(PcieLink, d.lnksta_i if d.lnksta is not None else d.lnkcap_i, **common, **_link(d))
+    if d.acs_ctl is not None:
+        ctl = d.acs_ctl
+        ctx.add(PcieAcs, d.acs_i, cap=d.acs_cap or [], ctl_enabled=ctl, any_enabled=bool(ctl),
+                redirect="ReqRedir" in ctl or "CmpltRedir" in ctl, **common)
+    if d.ats is not None:
+        ctx.add(PcieAts, d.ats_i, enabled=d.ats, **common)
+    if d.ce_seen:
+        ctx.add(PcieAer, d.aer_i, correctable=d.ce, uncorrectable=d.ue, has_errors=bool(d.ce or d.ue),
+                **common)
 
 
 def _link(d: _Dev) -> dict:

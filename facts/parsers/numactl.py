@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.numa import NumaNode
@@ -111,17 +112,28 @@ def parse(doc: Document, ctx: ParseContext) -> None:
 
     if not nodes:
         raise NotApplicable("no 'node N cpus/size/free' lines")
+    cov = doc.coverage or WHOLE
+    # an empty CPU list means a memory-only node: believed only where the excerpt shows cpus lines
+    cpus_shown = cov.believes_absence("node 0 cpus: 0 1 2 3")
+    skipped = []
     for node_id in sorted(nodes):
         node = nodes[node_id]
+        if "cpus" not in node and not cpus_shown:
+            skipped.append(node_id)
+            continue
         cpus = node.get("cpus", [])
         ctx.add(
             NumaNode, node["line"], node_id=node_id, cpus=cpus, cpu_count=len(cpus),
             size_mb=node.get("size"), free_mb=node.get("free"), distances=node.get("distances", []),
         )
     last = len(doc.lines) - 1
-    if expected is not None and len(nodes) < expected:
+    if skipped:
+        ctx.warn(last, f"node(s) {', '.join(map(str, skipped))} without their cpus line in an excerpt "
+                       "that could not show it: not reported")
+    if expected is not None and len(nodes) < expected and cov.believes_absence("node 0 cpus: 0 1 2 3"):
         ctx.warn(last, f"'available: {expected} nodes' but only {len(nodes)} shown (truncated?)")
-    if header is None or any("distances" not in n for n in nodes.values()):
+    if (header is None or any("distances" not in n for n in nodes.values())) and \
+            cov.believes_absence("node   0   1") and cov.believes_absence("  0:  10  21"):
         ctx.warn(last, "distance matrix missing or incomplete (truncated?)")
 
 

@@ -675,8 +675,11 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                     cuda_version=cuda, unreachable_bus_ids=unreachable, error="; ".join(errors))
             return
         if banner is not None or attached:
-            raise ParseError("nvidia-smi -q output without any GPU block (truncated?)",
-                             doc.lineno(banner if banner is not None else 0))
+            # the preamble alone (cut, or ``| head``): it proves no GPU's state, and a gpu.summary
+            # with gpus=0 would say "no GPUs": a located warning and no facts
+            ctx.warn(banner if banner is not None else (summary_index or 0),
+                     "nvidia-smi -q output without any GPU block (truncated?)")
+            return
         raise NotApplicable("no nvidia-smi -q GPU blocks")
 
     sizes = [len(b.values) for b in blocks]

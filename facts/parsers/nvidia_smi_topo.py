@@ -128,8 +128,14 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     lines = doc.lines
     header_i = next((i for i, ln in enumerate(lines) if _HEADER.match(ln)), None)
     if header_i is None:
+        rows = [i for i, ln in enumerate(lines) if _ROW.match(ln)]
+        if rows:
+            _headerless(doc, ctx, rows)
+            return
         if any(ln.strip() == "Legend:" for ln in lines):
-            raise ParseError("topology legend without the matrix header line (truncated?)", 1)
+            legend_i = next(i for i, ln in enumerate(lines) if ln.strip() == "Legend:")
+            ctx.warn(legend_i, "topology legend without the matrix (truncated?): no topology facts")
+            return
         raise NotApplicable("no nvidia-smi topo -m matrix header")
     tabbed = "\t" in lines[header_i]
     head = _cells(lines[header_i], tabbed)
@@ -251,6 +257,63 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
         index = seen_rows.get(nic, header_i)
         ctx.add(TopoNic, index, nic=nic, device=nic_device(nic), closest_gpus=closest,
                 best_gpu_link=best)
+
+
+def _headerless(doc: Document, ctx: ParseContext, rows: list[int]) -> None:
+    """Matrix rows without their header (``nvidia-smi topo -m | grep ^GPU``).
+
+    Each row names its own column by its ``X`` cell, so links are known between devices whose
+    rows are in the excerpt; a GPU row's affinity cells follow its link cells. No ``topo.nic``
+    (its closest GPUs need every GPU column).
+    """
+    parsed: list[tuple[int, str, list[str], list[str]]] = []
+    columns: dict[int, str] = {}
+    for i in rows:
+        line = doc.lines[i]
+        cells = [c.strip() for c in _cells(line, "\t" in line)]
+        label, rest = cells[0], cells[1:]
+        links: list[str] = []
+        for c in rest:
+            if not _LINK.match(c):
+                break
+            links.append(c)
+        extra = [c for c in rest[len(links):] if c]
+        if links.count("X") != 1:
+            ctx.warn(i, f"row {label[:20]!r} without exactly one X cell")
+            continue
+        k = links.index("X")
+        if columns.get(k, label) != label:
+            ctx.warn(i, f"rows {columns[k]} and {label} both claim column {k}")
+            continue
+        columns[k] = label
+        parsed.append((i, label, links, extra))
+    ctx.warn(rows[0], "topology rows without the header line: devices named by their X cells only")
+    done: set[frozenset[str]] = set()
+    for i, label, links, extra in parsed:
+        if _kind(label) == "gpu":
+            cpus: list[int] = []
+            nodes: list[int] = []
+            try:
+                if extra and extra[0] != "N/A":
+                    cpus = cpu_list(extra[0])
+                if len(extra) > 1 and extra[1] != "N/A":
+                    nodes = cpu_list(extra[1])
+            except (ValueError, ParseError):
+                ctx.warn(i, f"{label}: unreadable affinity cells {' '.join(extra)[:40]!r}")
+            ctx.add(TopoGpu, i, gpu=int(_GPU.match(label).group(1)), cpus=cpus,
+                    numa_node=nodes[0] if nodes else None, numa_nodes=nodes,
+                    gpu_numa_id=_int_or_none(extra[2]) if len(extra) > 2 else None)
+        for j, value in enumerate(links):
+            other = columns.get(j)
+            if other is None or other == label or value == "X" or frozenset((label, other)) in done:
+                continue
+            done.add(frozenset((label, other)))
+            a, b = label, other
+            ka, kb = _kind(a), _kind(b)
+            if ka == "nic" and kb == "gpu":
+                a, b, ka, kb = b, a, kb, ka
+            ctx.add(TopoLink, i, a=a, b=b, kind=f"{ka}-{kb}", link=value,
+                    nic_device=b if kb == "nic" and not re.match(r"^NIC\d+$", b) else "")
 
 
 FORMATS = [

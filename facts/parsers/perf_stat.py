@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 
 from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import CyclesRefRatio, EffectiveFreq, PerfCounter, PerfStatRun
@@ -275,10 +276,16 @@ def sniff(doc: Document) -> float:
 
 def parse(doc: Document, ctx: ParseContext) -> None:
     run: dict = {}
-    if any("Performance counter stats for" in ln for ln in doc.lines[:200]):
+    header = any("Performance counter stats for" in ln for ln in doc.lines[:200])
+    # counter lines without the header (``perf stat ... 2>&1 | grep -E 'cycles|instructions'``)
+    # when the transcript says they are perf stat output
+    excerpt = not header and bool(doc.command and re.search(r"\bperf\s+stat\b", doc.command)) and any(
+        _HUMAN.match(ln) for ln in doc.lines[:200])
+    if header or excerpt:
         lines = _human_lines(doc, ctx, run)
         # the human form ends with "seconds time elapsed" unless it prints intervals
-        if lines and not run.get("times") and lines[-1].interval is None:
+        if lines and not run.get("times") and lines[-1].interval is None and \
+                (doc.coverage or WHOLE).believes_absence("      10.000831516 seconds time elapsed"):
             ctx.warn(len(doc.lines) - 1, "no 'seconds time elapsed' line (truncated?)")
     else:
         sep, hits = _csv_sep(doc)

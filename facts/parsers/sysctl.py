@@ -1,7 +1,9 @@
 """sysctl - Command
 
 Output of ``sysctl -a`` (or ``sysctl kernel.numa_balancing``) and ``sysctl -n KEY``.
-Also ``/etc/sysctl.conf`` style files (``key = value``). One fact per key.
+Also ``/etc/sysctl.conf`` style files (``key = value``), ``/proc/sys`` read directly
+(``grep -H . /proc/sys/vm/*`` path:value lines, ``head`` ``==> /proc/sys/... <==`` headers, or
+``cat /proc/sys/kernel/numa_balancing`` with the key from the command). One fact per key.
 
 Sample input::
 
@@ -42,6 +44,11 @@ sysctl: permission denied on key 'fs.protected_hardlinks'
 
 _LINE = re.compile(r"^\s*([a-z][\w-]*(?:[./][\w.:*-]+)+)\s*=\s*(.*?)\s*$")
 _N_COMMAND = re.compile(r"sysctl\s+(?:-\w+\s+)*-n\s+([\w./-]+)")
+#: ``grep -H . /proc/sys/vm/*`` (``path:value``), ``head /proc/sys/...`` (``==> path <==``), and
+#: ``cat /proc/sys/kernel/numa_balancing`` (the key from the command)
+_PROC_LINE = re.compile(r"^/proc/sys/([\w][\w./-]{0,200}):(.*)$")
+_PROC_HEAD = re.compile(r"^==> /proc/sys/([\w][\w./-]{0,200}) <==$")
+_CAT_COMMAND = re.compile(r"^\s*(?:sudo\s+)?cat\s+/proc/sys/([\w][\w./-]{0,200})\s*$")
 
 
 def sniff(doc: Document) -> float:
@@ -49,7 +56,8 @@ def sniff(doc: Document) -> float:
     if not lines:
         return 0.0
     hits = sum(1 for ln in lines if _LINE.match(ln) and ln.split(".", 1)[0].strip() in _ROOTS)
-    return min(1.0, hits / len(lines)) * 0.9
+    procs = sum(1 for ln in lines if _PROC_LINE.match(ln) or _PROC_HEAD.match(ln))
+    return max(min(1.0, hits / len(lines)) * 0.9, 0.85 if procs and procs >= 0.5 * len(lines) else 0.0)
 
 
 _ROOTS = {"kernel", "vm", "net", "fs", "dev", "abi", "debug", "user", "crypto", "sunrpc"}
@@ -58,13 +66,19 @@ _ROOTS = {"kernel", "vm", "net", "fs", "dev", "abi", "debug", "user", "crypto", 
 def parse(doc: Document, ctx: ParseContext) -> None:
     key_from_cmd = None
     if doc.command:
-        m = _N_COMMAND.search(doc.command)
+        m = _N_COMMAND.search(doc.command) or _CAT_COMMAND.match(doc.command)
         if m:
-            key_from_cmd = m.group(1)
+            key_from_cmd = m.group(1).replace("/", ".")
     for i, line in enumerate(doc.lines):
         m = _LINE.match(line)
+        p = None if m else (_PROC_LINE.match(line) or _PROC_HEAD.match(line))
+        if p is not None and p.re is _PROC_HEAD:
+            key_from_cmd = p.group(1).replace("/", ".")
+            continue
         if m:
             key, value = m.group(1), m.group(2)
+        elif p is not None:
+            key, value = p.group(1).replace("/", "."), p.group(2).strip()
         elif key_from_cmd and line.strip():
             key, value = key_from_cmd, line.strip()
             key_from_cmd = None
@@ -88,7 +102,7 @@ FORMATS = [
         facts=("kernel.sysctl",),
         sniff=sniff,
         parse=parse,
-        command_patterns=(r"\bsysctl\b",),
+        command_patterns=(r"\bsysctl\b", r"^\s*(?:sudo\s+)?cat\s+/proc/sys/"),
         description="sysctl key = value listing (sysctl -a, sysctl KEY, sysctl -n KEY)",
     )
 ]

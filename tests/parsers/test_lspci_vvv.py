@@ -171,8 +171,12 @@ def test_grep_output_with_bdf_from_command():
     ctx = parse_text("lspci-vvv", text, command="sudo lspci -vv -s 5d:00.0 | grep -E 'LnkCap|LnkSta'")
     [lk] = of_type(ctx, "pcie.link")
     assert (lk.bdf, lk.sta_width, lk.width_downgraded) == ("0000:5d:00.0", 8, True)
-    with pytest.raises(ParseError):
-        parse_text("lspci-vvv", text)
+    # without the -s option the same lines belong to a device the excerpt does not name
+    ctx = parse_text("lspci-vvv", text)
+    [lk] = of_type(ctx, "pcie.link")
+    assert (lk.bdf, lk.kind, lk.sta_width, lk.width_downgraded) == ("", "unknown", 8, True)
+    [s] = of_type(ctx, "pcie.summary")
+    assert (s.devices, s.unnamed_devices, s.excerpt, s.capabilities_visible) == (0, 1, True, False)
 
 
 def test_garbage_lines_warn_and_plain_lspci():

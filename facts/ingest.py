@@ -696,13 +696,18 @@ class _Run:
                                f"{limit} segments reached",
                         line_start=rest[0].prompt_line, line_end=rest[-1].last_line)
 
+    def _reads_empty(self, command: str | None) -> bool:
+        """Some format takes a command's empty output as evidence (``echo $X``: X not set)."""
+        return bool(command) and any(f.empty_output and f.matches_command(command or "")
+                                     for f in format_list(self.formats))
+
     def add_segment(self, seg: Segment, k: int, display: str, where: _Where, path: str | None,
                     ingest_warnings: list[InputWarning], truncated_note: str) -> None:
         seg_path = f"{display}#{k}"
         node = self.node_for(where, seg.host)
         scope = self.scope_for(where, seg.command, seg.host)
         size = len("\n".join(seg.lines).encode("utf-8", "replace"))
-        if not any(ln.strip() for ln in seg.lines):
+        if not any(ln.strip() for ln in seg.lines) and not self._reads_empty(seg.command):
             self.record(where, path=seg_path, status="skipped", command=seg.command,
                         reason="command printed no output", node=node, scope=scope.value,
                         line_start=seg.prompt_line, line_end=seg.last_line,

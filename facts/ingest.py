@@ -707,17 +707,25 @@ class _Run:
         node = self.node_for(where, seg.host)
         scope = self.scope_for(where, seg.command, seg.host)
         size = len("\n".join(seg.lines).encode("utf-8", "replace"))
-        if not any(ln.strip() for ln in seg.lines) and not self._reads_empty(seg.command):
+        empty = not any(ln.strip() for ln in seg.lines)
+
+        def skip() -> None:
             self.record(where, path=seg_path, status="skipped", command=seg.command,
                         reason="command printed no output", node=node, scope=scope.value,
                         line_start=seg.prompt_line, line_end=seg.last_line,
                         warnings=list(ingest_warnings))
+
+        if empty and not self._reads_empty(seg.command):
+            skip()
             return
         doc = Document(name=seg_path, lines=seg.lines, first_line=seg.first_line,
                        command=seg.command, node=node, scope=scope, path=path, redact=self.redact)
-        self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
-                     line_end=seg.last_line, extra_warnings=ingest_warnings,
-                     truncated_note=truncated_note)
+        rec = self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
+                           line_end=seg.last_line, extra_warnings=ingest_warnings,
+                           truncated_note=truncated_note)
+        if empty and rec.status == "unrecognized" and self.result.inputs and self.result.inputs[-1] is rec:
+            self.result.inputs.pop()  # every format declined the empty output: as before
+            skip()
 
     # -- sniff and parse one document
 

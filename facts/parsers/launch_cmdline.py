@@ -832,6 +832,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         elif re.match(r"^\s*esac\b", text):
             case_var = ""
         quick, bind = _QUICK.search(text), _BIND_QUICK.search(text)
+        shown: str | None = None
         if not quick and not bind:
             continue
         for cmd in _commands(tokenize(text)):
@@ -842,8 +843,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                 arm = _ARM.match(text) if case_var else None
                 selector = f"{case_var}={arm.group(1).strip(chr(34) + chr(39))}" if arm else ""
                 for b in find_bindings(cmd):
-                    ctx.add(LaunchBinding, start, end, selector=selector,
-                            command=redact_text(text.strip()) if doc.redact else text.strip(), **b)
+                    if shown is None:
+                        shown = redact_text(text.strip()) if doc.redact else text.strip()
+                    ctx.add(LaunchBinding, start, end, selector=selector, command=shown, **b)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")
     _emit_exports(doc, ctx, exports)

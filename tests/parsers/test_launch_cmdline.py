@@ -192,3 +192,9 @@ def test_binding_queries_and_echoes_are_not_bindings():
     ctx = parse_text("launch-cmdline", "taskset -pc 0-7 4242\nnumactl -N0 -l python t.py\n")
     a, b = of_type(ctx, "launch.binding")
     assert (a.pid, a.cpus) == (4242, list(range(8))) and (b.cpu_nodes, b.localalloc) == ([0], True)
+
+
+def test_long_line_of_bindings_redacts_once():
+    ctx = parse_text("launch-cmdline", "numactl --membind=0 " * 3000 + "python x.py\n")
+    binds = of_type(ctx, "launch.binding")
+    assert len(binds) == 3000 and binds[0].command is binds[-1].command

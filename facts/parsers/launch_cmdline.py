@@ -17,6 +17,10 @@ container launcher (``docker run``, ``srun --container-image``, ``enroot start``
 pyxis are not given as ``env.var``: the image's own ENV wins over them unless the name is in
 ``--container-env``, so the line does not tell the value the container sees.
 
+The ``#SBATCH`` directives of a batch script (those before its first command, as sbatch reads
+them) give one more ``launch.command`` with launcher ``sbatch`` (nodes, tasks per node, tasks,
+``--export``, ``--cpu-bind``, ``--gpu-bind``), when the script also holds a launch line.
+
 CPU and memory binding becomes ``launch.binding``: ``numactl --cpunodebind/--membind/--physcpubind``
 (also ``-N/-m/-C``, ``--preferred``, ``--interleave``, ``--localalloc``) and ``taskset -c LIST`` /
 ``taskset MASK`` / ``taskset -pc LIST PID``, whether in front of a launcher, on their own line,
@@ -815,11 +819,34 @@ def _emit_exports(doc: Document, ctx: ParseContext, exports: dict[str, tuple[str
             filter="export lines of the script", container_markers=[])
 
 
+_SBATCH = re.compile(r"^\s*#SBATCH\s+(.*)$")
+
+
+def _sbatch(doc: Document, ctx: ParseContext, directives: list[tuple[int, str]]) -> None:
+    """One ``launch.command`` (launcher ``sbatch``) for the script's ``#SBATCH`` directives."""
+    tokens: list[str] = []
+    for _, args in directives:
+        tokens += [t for t in tokenize(args) if t not in _SEPARATORS]
+    launch = _srun(["srun", *tokens], 0)
+    launch.launcher = "sbatch"
+    launch.spec = None
+    text = " ".join("#SBATCH " + a.strip() for _, a in directives)
+    _emit(doc, ctx, launch, directives[0][0], directives[-1][0], text, {})
+
+
 def parse(doc: Document, ctx: ParseContext) -> None:
     script_env: dict[str, str] = {}
     exports: dict[str, tuple[str, int]] = {}
     case_var = ""
+    directives: list[tuple[int, str]] = []
+    in_header = True
     for start, end, text in logical_lines(doc):
+        d = _SBATCH.match(text)
+        if d and in_header:
+            directives.append((start, d.group(1)))
+            continue
+        if text.strip() and not text.lstrip().startswith("#"):
+            in_header = False  # sbatch reads directives only before the first command
         if text.lstrip().startswith("#"):
             continue
         if "export" in text:
@@ -848,6 +875,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                     ctx.add(LaunchBinding, start, end, selector=selector, command=shown, **b)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")
+    if directives:
+        _sbatch(doc, ctx, directives)
     _emit_exports(doc, ctx, exports)
 
 

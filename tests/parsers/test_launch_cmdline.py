@@ -54,7 +54,9 @@ def test_docker_run_defaults_give_64mib_shm():
 
 def test_srun_pyxis_job_script():
     ctx = parse_file("srun-pyxis.sbatch")
-    [srun] = of_type(ctx, "launch.command")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert sbatch.launcher == "sbatch" and (sbatch.nodes, sbatch.ntasks_per_node) == (2, 8)
+    assert (sbatch.source.line, sbatch.source.end_line) == (2, 6) and sbatch.command.startswith("#SBATCH --job-name")
     assert srun.launcher == "srun" and srun.container_image == "nvcr.io#nvidia/pytorch:25.03-py3"
     assert srun.forwarded_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"]
     assert srun.script_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SL", "NCCL_TOPO_FILE"]
@@ -180,8 +182,17 @@ def test_taskset_lines_crlf_and_bash_c():
         ("taskset", "${CPUS[$SLURM_LOCALID]}", []), ("taskset", "0-3,112-115", [0, 1]),
         ("taskset", "0xff00", [8, 9])]
     assert binds[0].source.line == 7 and binds[1].cpus[-1] == 115
-    [srun] = of_type(ctx, "launch.command")
+    srun, sbatch = of_type(ctx, "launch.command")
     assert srun.cpu_bind == "none" and srun.script_env == ["NCCL_DEBUG", "OMP_NUM_THREADS"]
+    assert (sbatch.launcher, sbatch.nodes, sbatch.ntasks_per_node) == ("sbatch", 4, 8)
+
+
+def test_sbatch_directives_after_the_first_command_are_ignored():
+    ctx = parse_text("launch-cmdline", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --export=NONE,NCCL_DEBUG=INFO\n"
+                                       "srun python t.py\n#SBATCH -N 64\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert sbatch.nodes == 2 and sbatch.export_mode == "NONE,NCCL_DEBUG=INFO"
+    assert sbatch.env_set == ["NCCL_DEBUG=INFO"] and sbatch.source.end_line == 3
 
 
 def test_binding_queries_and_echoes_are_not_bindings():

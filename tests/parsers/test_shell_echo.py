@@ -130,3 +130,17 @@ def test_never_raises_anything_else(out, cmd):
         parse_text(FMT, out, command="echo " + cmd)
     except (ParseError, NotApplicable):
         pass
+
+
+def test_real_printenv_of_this_machine_is_the_env_formats(tmp_path):
+    text = (Path(__file__).parents[1] / "fixtures" / "real" / "printenv-sandbox.txt").read_text()
+    best, _ = best_format(Document.from_text(text, command="printenv"))
+    assert best.name == "env"
+    ctx = parse_text("env", text, command="printenv")
+    [dump] = of_type(ctx, "env.dump")
+    assert dump.complete and "NCCL_DEBUG" in dump.names and dump.not_set == []
+    # printenv NAME that printed its value: read by env, declined here
+    (tmp_path / "t.txt").write_text("[root@gpu-node-07 ~]# printenv NCCL_DEBUG\nWARN\n")
+    res = ingest([tmp_path / "t.txt"])
+    assert [(r.format, r.status) for r in res.inputs] == [("env", "parsed")]
+

@@ -15,7 +15,10 @@ same rules read either: ``gpu.device`` (name, uuid, driver, power, utilization, 
 either per reason ``Active``/``Not Active`` or the ``.active`` bit mask), ``gpu.ecc``
 (``ecc.*``, ``retired_pages.*``, ``remapped_rows.*``), ``gpu.temperature`` and ``gpu.fabric``.
 A fact type is produced only when one of its fields was queried. Unknown fields are ignored.
-``--query-compute-apps`` rows become ``gpu.process``.
+``--query-compute-apps`` rows become ``gpu.process``. When nvidia-smi printed its own failure
+instead of rows (``No devices were found``, ``NVIDIA-SMI has failed because it couldn't
+communicate with the NVIDIA driver``), the document gives one ``gpu.summary`` with ``gpus=0`` and
+that ``error``.
 
 The narrower format ``nvidia-smi-query-gpu`` (facts/parsers/nvidia_smi_nvlink.py) reads only the
 fabric and PCIe columns; when a query holds nothing else it keeps the document (the facts are
@@ -60,11 +63,11 @@ from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.gpu import (
-    GpuClocks, GpuDevice, GpuEcc, GpuFabric, GpuPcie, GpuTemperature, GpuThrottle,
+    GpuClocks, GpuDevice, GpuEcc, GpuFabric, GpuPcie, GpuSummary, GpuTemperature, GpuThrottle,
 )
 from clusterdx.facts.model.gpu_process import GpuProcess
 from clusterdx.facts.parsers.nvidia_smi_q import (
-    _reason_name, flag, gpu_index_from_command, integer, norm_bus_id, number, word,
+    _FAILURE, _reason_name, flag, gpu_index_from_command, integer, norm_bus_id, number, word,
 )
 
 SAMPLE = """\
@@ -260,6 +263,14 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         cols, start = fields, -1
     elif not kind:
         kind = "compute-apps" if "pid" in cols and not (set(cols) & (set(_PCIE) | set(_CLOCKS))) else "gpu"
+    failures = [(i, m.group(1)) for i, ln in enumerate(doc.lines[:50]) if (m := _FAILURE.search(ln))]
+    if failures:
+        # nvidia-smi printed its own failure instead of (or between) the rows
+        rows = _rows(doc, start + 1, len(cols), None)
+        if not rows:
+            i, msg = failures[0]
+            ctx.add(GpuSummary, i, gpus=0, error=msg.strip())
+            return
     rows = _rows(doc, start + 1, len(cols), ctx)
     if not rows:
         if ctx.warnings:
@@ -372,7 +383,7 @@ FORMATS = [
                 "pcie.link.width.current,pcie.link.width.max,clocks_throttle_reasons.active,"
                 "ecc.errors.uncorrected.volatile.total --format=csv",
         facts=("gpu.device", "gpu.pcie", "gpu.clocks", "gpu.throttle", "gpu.ecc", "gpu.temperature",
-               "gpu.fabric", "gpu.process"),
+               "gpu.fabric", "gpu.process", "gpu.summary"),
         sniff=sniff,
         parse=parse,
         command_patterns=(r"\bnvidia-smi\b.*--query-(?:gpu|compute-apps|accounted-apps)[=\s]",),

@@ -163,3 +163,18 @@ def test_existing_gpu_rules_fire_on_the_csv(tmp_path):
     assert not fired & {"gpu-pcie-link-downgraded-under-load", "gpu-thermal-slowdown-active",
                         "gpu-power-cap-clocks-low", "gpu-uncorrectable-ecc-volatile"}
 
+
+
+def test_nvidia_smi_failure_instead_of_rows():
+    cmd = "nvidia-smi --query-gpu=index,pcie.link.width.current --format=csv,noheader"
+    msg = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+           "Make sure that the latest NVIDIA driver is installed and running.")
+    ctx = parse_text(FMT, msg + "\n\n", command=cmd)
+    [s] = ctx.facts
+    assert s.fact_type == "gpu.summary" and s.gpus == 0 and s.error.startswith("NVIDIA-SMI has failed")
+    ctx = parse_text(FMT, "No devices were found\n", command=cmd)
+    assert ctx.facts[0].error == "No devices were found"
+    # a failure line between readable rows: the rows count, the line is a warning
+    ctx = parse_text(FMT, "0, 16\nUnable to determine the device handle for GPU 0000:5D:00.0: Unknown Error\n2, 16\n",
+                     command=cmd)
+    assert [f.gpu for f in of_type(ctx, "gpu.pcie")] == [0, 2] and ctx.warnings

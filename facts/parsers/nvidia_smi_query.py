@@ -231,6 +231,9 @@ def _rows(doc: Document, start: int, ncols: int, ctx: ParseContext | None,
         if not line.strip():
             continue
         cells = _cells(line)
+        if cells and all(_NAME.match(c) for c in cells) and any(known(canon(c)) for c in cells) \
+                and not any(re.search(r"\d", c) for c in cells[:1]):
+            continue  # the header again (nvidia-smi -l N repeats it)
         if len(cells) != ncols:
             if ctx is not None:
                 ctx.warn(i, f"expected {ncols} comma-separated values, got {len(cells)}: {line[:80]!r}")

@@ -178,3 +178,13 @@ def test_nvidia_smi_failure_instead_of_rows():
     ctx = parse_text(FMT, "0, 16\nUnable to determine the device handle for GPU 0000:5D:00.0: Unknown Error\n2, 16\n",
                      command=cmd)
     assert [f.gpu for f in of_type(ctx, "gpu.pcie")] == [0, 2] and ctx.warnings
+
+
+def test_looping_query_repeats_its_header():
+    hdr = "timestamp, index, pcie.link.width.current, pcie.link.width.max\n"
+    t = (hdr + "2026/11/30 10:00:01.123, 0, 16, 16\n2026/11/30 10:00:01.124, 1, 8, 16\n"
+         + hdr + "2026/11/30 10:00:02.130, 0, 16, 16\n2026/11/30 10:00:02.131, 1, 8, 16\n")
+    ctx = parse_text(FMT, t, command="nvidia-smi --query-gpu=timestamp,index,pcie.link.width.current,"
+                                     "pcie.link.width.max --format=csv -l 1")
+    assert [(f.gpu, f.downgraded) for f in ctx.facts] == [(0, False), (1, True), (0, False), (1, True)]
+    assert not ctx.warnings

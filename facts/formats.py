@@ -39,6 +39,9 @@ class Format:
     binary: bool = False
     #: optional: the same parse as ``parse`` over a stream of lines, for inputs too big to hold
     stream: Streamer | None = None
+    #: a matching command that printed nothing is still evidence this format reads
+    #: (``echo $NCCL_IB_HCA`` printing an empty line: the variable is not set)
+    empty_output: bool = False
     _compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def matches_command(self, command: str) -> bool:

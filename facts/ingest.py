@@ -698,6 +698,11 @@ class _Run:
                                f"{limit} segments reached",
                         line_start=rest[0].prompt_line, line_end=rest[-1].last_line)
 
+    def _reads_empty(self, command: str | None) -> bool:
+        """Some format takes a command's empty output as evidence (``echo $X``: X not set)."""
+        return bool(command) and any(f.empty_output and f.matches_command(command or "")
+                                     for f in format_list(self.formats))
+
     def add_segment(self, seg: Segment, k: int, display: str, where: _Where, path: str | None,
                     ingest_warnings: list[InputWarning], truncated_note: str) -> None:
         seg_path = f"{display}#{k}"
@@ -705,18 +710,26 @@ class _Run:
         node = self.node_for(where, seg.label if seg.label_kind == "node" and seg.label else seg.host)
         scope = self.scope_for(where, seg.command, seg.host)
         size = len("\n".join(seg.lines).encode("utf-8", "replace"))
-        if not any(ln.strip() for ln in seg.lines):
+        empty = not any(ln.strip() for ln in seg.lines)
+
+        def skip() -> None:
             self.record(where, path=seg_path, status="skipped", command=seg.command,
                         reason="command printed no output", node=node, scope=scope.value,
                         line_start=seg.prompt_line, line_end=seg.last_line,
                         warnings=list(ingest_warnings))
+
+        if empty and not self._reads_empty(seg.command):
+            skip()
             return
         doc = Document(name=seg_path, lines=seg.lines, first_line=seg.first_line,
                        command=seg.command, node=node, scope=scope, path=path, redact=self.redact,
                        label=seg.label, label_kind=seg.label_kind, line_map=seg.line_map)
-        self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
-                     line_end=seg.last_line, extra_warnings=ingest_warnings,
-                     truncated_note=truncated_note)
+        rec = self.process(doc, path=seg_path, size=size, line_start=seg.prompt_line,
+                           line_end=seg.last_line, extra_warnings=ingest_warnings,
+                           truncated_note=truncated_note)
+        if empty and rec.status == "unrecognized" and self.result.inputs and self.result.inputs[-1] is rec:
+            self.result.inputs.pop()  # every format declined the empty output: as before
+            skip()
 
     # -- sniff and parse one document
 

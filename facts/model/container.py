@@ -65,7 +65,7 @@ class ContainerSpec(Fact):
 class LaunchCommand(Fact):
     fact_type = "launch.command"
     doc = "One launcher invocation on a command line (docker run, srun, mpirun, torchrun, kubectl) and what it passes on."
-    #: docker | srun | mpirun | torchrun | kubectl | other (enroot, apptainer ...)
+    #: docker | srun | mpirun | torchrun | kubectl | sbatch (#SBATCH directives) | other (enroot, apptainer ...)
     launcher: str
     #: variable names taken from the launching environment (mpirun -x NAME, srun
     #: --container-env=A,B, docker -e NAME)

@@ -37,3 +37,7 @@ class EnvDump(Fact):
     container_markers: list[str]
     #: srun --label task number when the dump interleaves several tasks, else None
     rank: int | None = None
+    #: names the command asked about that printed nothing: not set (``printenv X``, ``env | grep X``;
+    #: for grep the word as written, so every variable whose name holds it is unset) or, for
+    #: ``echo $X``, not set or set to the empty string
+    not_set: list[str] = []

@@ -64,6 +64,9 @@ class GpuDevice(Fact):
     gpu_util_pct: float | None = None
     mem_util_pct: float | None = None
     gsp_firmware: str = ""
+    #: framebuffer memory in MiB (``memory.total`` / ``memory.used`` of --query-gpu)
+    memory_total_mib: float | None = None
+    memory_used_mib: float | None = None
 
 
 class GpuPcie(Fact):

@@ -17,6 +17,20 @@ container launcher (``docker run``, ``srun --container-image``, ``enroot start``
 pyxis are not given as ``env.var``: the image's own ENV wins over them unless the name is in
 ``--container-env``, so the line does not tell the value the container sees.
 
+The ``#SBATCH`` directives of a batch script (those before its first command, as sbatch reads
+them) give one more ``launch.command`` with launcher ``sbatch`` (nodes, tasks per node, tasks,
+``--export``, ``--cpu-bind``, ``--gpu-bind``), when the script also holds a launch line.
+
+CPU and memory binding becomes ``launch.binding``: ``numactl --cpunodebind/--membind/--physcpubind``
+(also ``-N/-m/-C``, ``--preferred``, ``--interleave``, ``--localalloc``) and ``taskset -c LIST`` /
+``taskset MASK`` / ``taskset -pc LIST PID``, whether in front of a launcher, on their own line,
+inside ``bash -c '...'`` or in the arms of a binding table (``case $SLURM_LOCALID in 0) numactl
+... ;;``, recorded as ``selector`` ``SLURM_LOCALID=0``). ``numactl --hardware`` / ``--show`` and
+``taskset -p PID`` are queries, not bindings. The script's own ``export NAME=value`` lines become
+``env.var`` facts with one ``env.dump`` (``complete=False``, filter "export lines of the script",
+the document's scope: the launching shell, not a container); values the shell would expand
+(``$IFACE``, backticks) are left out.
+
 Defaults that a ``docker run`` line implies are filled in: no ``--shm-size`` and no
 ``--ipc=host`` means the 64 MiB default ``/dev/shm``; no ``--privileged``, ``--ipc`` or
 ``--network`` means False; no ``--ulimit memlock`` leaves ``memlock_unlimited`` None (the
@@ -61,7 +75,9 @@ from dataclasses import dataclass, field
 from clusterdx.facts.base import NotApplicable, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
+from clusterdx.facts.model.binding import LaunchBinding
 from clusterdx.facts.model.container import ContainerSpec, LaunchCommand
+from clusterdx.facts.model.env import EnvDump, EnvVar
 from clusterdx.facts.parsers.docker_inspect import (
     _norm, docker_size, env_facts, nccl_conf_mounted, topo_mounted,
 )
@@ -669,20 +685,199 @@ def _exports(text: str) -> dict[str, str]:
     return out
 
 
+# -- CPU / memory binding (numactl, taskset) -----------------------------------------------------
+
+_NUMACTL_OPTS = {
+    "-N": "cpunodebind", "--cpunodebind": "cpunodebind", "--cpubind": "cpunodebind",
+    "-m": "membind", "--membind": "membind", "-C": "physcpubind", "--physcpubind": "physcpubind",
+    "-p": "preferred", "--preferred": "preferred", "-i": "interleave", "--interleave": "interleave",
+}
+_NUMACTL_QUERY = {"-H", "--hardware", "-s", "--show", "-V", "--version", "--help", "-h"}
+_LITERAL_LIST = re.compile(r"^\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?){0,256}$")
+_CASE = re.compile(r"^\s*case\s+[\"']?\$\{?(\w+)\}?[\"']?\s+in\b")
+_ARM = re.compile(r"^\s*\(?\s*([\w*\"'|-]{1,40}?)\s*\)")
+_BIND_QUICK = re.compile(r"\b(?:numactl|taskset)\b")
+
+
+def _literal(text: str) -> list[int]:
+    from clusterdx.facts.parsers._util import cpu_list
+
+    if not _LITERAL_LIST.match(text):
+        return []
+    try:
+        return cpu_list(text)
+    except Exception:  # ParseError for reversed ranges
+        return []
+
+
+def _numactl(tokens: list[str], k: int) -> dict | None:
+    b: dict = {"tool": "numactl"}
+    k += 1
+    while k < len(tokens) and tokens[k].startswith("-"):
+        tok = tokens[k]
+        if tok in _NUMACTL_QUERY:
+            return None
+        if tok in ("-l", "--localalloc"):
+            b["localalloc"] = True
+            k += 1
+            continue
+        if "=" in tok:
+            name, value = tok.split("=", 1)
+            k += 1
+        elif tok[:2] in _NUMACTL_OPTS and len(tok) > 2 and not tok.startswith("--"):
+            name, value = tok[:2], tok[2:]  # -N0
+            k += 1
+        else:
+            name = tok
+            value = tokens[k + 1] if k + 1 < len(tokens) else ""
+            k += 2
+        field_ = _NUMACTL_OPTS.get(name)
+        if field_:
+            b[field_] = value
+    if len(b) == 1:
+        return None
+    if b.get("physcpubind"):
+        b["cpus"] = _literal(b["physcpubind"])
+    if b.get("cpunodebind"):
+        b["cpu_nodes"] = _literal(b["cpunodebind"])
+    if b.get("membind"):
+        b["mem_nodes"] = _literal(b["membind"])
+    return b
+
+
+def _taskset(tokens: list[str], k: int) -> dict | None:
+    from clusterdx.facts.parsers._util import hex_mask_cpus
+
+    k += 1
+    flags = ""
+    while k < len(tokens) and tokens[k].startswith("-"):
+        tok = tokens[k]
+        if tok == "--cpu-list":
+            flags += "c"
+        elif tok == "--pid":
+            flags += "p"
+        elif tok in ("--all-tasks",):
+            flags += "a"
+        elif not tok.startswith("--"):
+            flags += tok[1:]
+        k += 1
+    if k >= len(tokens):
+        return None
+    spec = tokens[k]
+    b: dict = {"tool": "taskset", "physcpubind": spec}
+    if "c" in flags:
+        b["cpus"] = _literal(spec)
+    elif re.fullmatch(r"(?:0x)?[0-9a-fA-F,]{1,300}", spec):
+        try:
+            b["cpus"] = hex_mask_cpus(spec)
+        except ValueError:
+            b["cpus"] = []
+    else:
+        return None
+    if "p" in flags:
+        if k + 1 < len(tokens) and tokens[k + 1].isdigit():
+            b["pid"] = int(tokens[k + 1])
+        elif k + 1 >= len(tokens):
+            return None  # taskset -p PID prints the affinity: a query, not a binding
+    return b
+
+
+def find_bindings(tokens: list[str], depth: int = 0) -> list[dict]:
+    """numactl / taskset invocations that bind something, anywhere in one command (also inside
+    ``bash -c '...'``)."""
+    if not tokens or tokens[0] in ("echo", "printf", "which", "type", "man", "command") \
+            or tokens[0].startswith("#"):
+        return []
+    out = []
+    for k, tok in enumerate(tokens):
+        b = _base(tok)
+        if b in ("bash", "sh", "zsh") and k + 2 < len(tokens) and tokens[k + 1] == "-c" and depth < MAX_DEPTH:
+            for cmd in _commands(tokenize(tokens[k + 2])):
+                out += find_bindings(cmd, depth + 1)
+            break
+        if b == "numactl":
+            found = _numactl(tokens, k)
+        elif b == "taskset":
+            found = _taskset(tokens, k)
+        else:
+            continue
+        if found:
+            out.append(found)
+    return out
+
+
+def _emit_exports(doc: Document, ctx: ParseContext, exports: dict[str, tuple[str, int]]) -> None:
+    """``env.var`` for each literal ``export NAME=value`` of the script and one ``env.dump``."""
+    literal = {n: (v, i) for n, (v, i) in exports.items() if "$" not in v and "`" not in v}
+    if not literal:
+        return
+    for name, (value, i) in literal.items():
+        shown = redact_value(name, value) if doc.redact else value
+        ctx.add(EnvVar, i, name=name, value=shown, redacted=shown != value)
+    lines = [i for _, i in literal.values()]
+    ctx.add(EnvDump, min(lines), max(lines), var_count=len(literal), names=sorted(literal), complete=False,
+            filter="export lines of the script", container_markers=[])
+
+
+_SBATCH = re.compile(r"^\s*#SBATCH\s+(.*)$")
+
+
+def _sbatch(doc: Document, ctx: ParseContext, directives: list[tuple[int, str]]) -> None:
+    """One ``launch.command`` (launcher ``sbatch``) for the script's ``#SBATCH`` directives."""
+    tokens: list[str] = []
+    for _, args in directives:
+        tokens += [t for t in tokenize(args) if t not in _SEPARATORS]
+    launch = _srun(["srun", *tokens], 0)
+    launch.launcher = "sbatch"
+    launch.spec = None
+    text = " ".join("#SBATCH " + a.strip() for _, a in directives)
+    _emit(doc, ctx, launch, directives[0][0], directives[-1][0], text, {})
+
+
 def parse(doc: Document, ctx: ParseContext) -> None:
     script_env: dict[str, str] = {}
+    exports: dict[str, tuple[str, int]] = {}
+    case_var = ""
+    directives: list[tuple[int, str]] = []
+    in_header = True
     for start, end, text in logical_lines(doc):
+        d = _SBATCH.match(text)
+        if d and in_header:
+            directives.append((start, d.group(1)))
+            continue
+        if text.strip() and not text.lstrip().startswith("#"):
+            in_header = False  # sbatch reads directives only before the first command
         if text.lstrip().startswith("#"):
             continue
         if "export" in text:
-            script_env.update(_exports(text))
-        if not _QUICK.search(text):
+            found = _exports(text)
+            script_env.update(found)
+            exports.update({n: (v, start) for n, v in found.items()})
+        c = _CASE.match(text)
+        if c:
+            case_var = c.group(1)
+        elif re.match(r"^\s*esac\b", text):
+            case_var = ""
+        quick, bind = _QUICK.search(text), _BIND_QUICK.search(text)
+        shown: str | None = None
+        if not quick and not bind:
             continue
         for cmd in _commands(tokenize(text)):
-            for launch in find_launches(cmd):
-                _emit(doc, ctx, launch, start, end, text.strip(), script_env)
+            if quick:
+                for launch in find_launches(cmd):
+                    _emit(doc, ctx, launch, start, end, text.strip(), script_env)
+            if bind:
+                arm = _ARM.match(text) if case_var else None
+                selector = f"{case_var}={arm.group(1).strip(chr(34) + chr(39))}" if arm else ""
+                for b in find_bindings(cmd):
+                    if shown is None:
+                        shown = redact_text(text.strip()) if doc.redact else text.strip()
+                    ctx.add(LaunchBinding, start, end, selector=selector, command=shown, **b)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")
+    if directives:
+        _sbatch(doc, ctx, directives)
+    _emit_exports(doc, ctx, exports)
 
 
 _QUICK = re.compile(r"\b(?:docker|podman|nerdctl|srun|mpirun|mpiexec|orterun|prterun|torchrun|torch\.distributed"
@@ -692,6 +887,11 @@ _LAUNCH_LINE = re.compile(
     r"(?:\S*/)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:run|create)|srun|mpirun|mpiexec|torchrun"
     r"|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|kubectl\s+(?:run|exec)|enroot\s+start"
     r"|(?:apptainer|singularity)\s+(?:exec|run))\s+(?:-|\S+\s+-|\\$)"
+)
+_BIND_LINE = re.compile(
+    r"^\s*(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+)*(?:\S*/)?"
+    r"(?:numactl\s+(?:--(?:cpunodebind|cpubind|membind|physcpubind|preferred|interleave|localalloc)\b|-[NmCpil]\s?\S)"
+    r"|taskset\s+(?:-a?c\s+|--cpu-list\s+)[0-9$])"
 )
 _NEUTRAL = re.compile(
     r"^\s*(?:#|export\s|[A-Za-z_]\w*=|set\s|module\s|ml\s|source\s|\.\s|cd\s|echo\s|printf\s|if\s|then\b|fi\b|else\b"
@@ -711,7 +911,7 @@ def sniff(doc: Document) -> float:
             script = True
         if s.startswith("#SBATCH") or s.startswith("#PBS") or s.startswith("#BSUB"):
             script = True
-        if _LAUNCH_LINE.match(line):
+        if _LAUNCH_LINE.match(line) or _BIND_LINE.match(line):
             launch += 1
         elif not _NEUTRAL.match(line):
             other += 1
@@ -725,11 +925,12 @@ FORMATS = [
     Format(
         name="launch-cmdline",
         command="cat <job script>",
-        facts=("launch.command", "container.spec", "env.var", "env.dump"),
+        facts=("launch.command", "container.spec", "launch.binding", "env.var", "env.dump"),
         sniff=sniff,
         parse=parse,
         command_patterns=(r"^\s*(?:cat|less|more|head|tail|bat)\s+(?:-\S+\s+)*\S*\.(?:sh|sbatch|slurm|bash|job|run)\s*$",
                           r"\bscontrol\s+write\s+batch_script\b"),
-        description="launch command lines and job scripts: docker run, srun (pyxis), mpirun, torchrun, kubectl",
+        description="launch command lines and job scripts: docker run, srun (pyxis), mpirun, torchrun, kubectl, "
+                    "numactl / taskset binding (tables), export lines",
     )
 ]

@@ -9,7 +9,8 @@ from clusterdx.facts.parsers import launch_cmdline
 from tests.parsers.helpers import FORMATS, of_type, parse_or_refuse, parse_text, sample_files, sniff_file
 
 CONTAINER = Path(__file__).parents[1] / "fixtures" / "container"
-MINE = {"docker-run.sh", "docker-run-default-shm.txt", "srun-pyxis.sbatch", "mpirun.sh", "torchrun.sh"}
+MINE = {"docker-run.sh", "docker-run-default-shm.txt", "srun-pyxis.sbatch", "mpirun.sh", "torchrun.sh",
+        "bind-wrapper.sh", "taskset-table.sbatch"}
 
 
 def parse_file(name):
@@ -36,10 +37,10 @@ def test_docker_run_script():
     assert spec.devices == ["/dev/infiniband"] and spec.infiniband_device is True
     assert spec.gpus == "all" and spec.nccl_conf_mounted is True and spec.topo_file_mounted is False
     assert spec.numa_syscalls is True
-    env = {v.name: v for v in of_type(ctx, "env.var")}
+    env = {v.name: v for v in of_type(ctx, "env.var") if v.scope == "container"}
     assert env["NCCL_SOCKET_IFNAME"].value == "bond0" and env["NCCL_SOCKET_IFNAME"].source.line == 12
     assert env["WANDB_API_KEY"].redacted
-    [dump] = of_type(ctx, "env.dump")
+    [dump] = [d for d in of_type(ctx, "env.dump") if d.filter == "container spec"]
     assert dump.complete is False and dump.filter == "container spec" and "NCCL_DEBUG" in dump.names
 
 
@@ -53,7 +54,9 @@ def test_docker_run_defaults_give_64mib_shm():
 
 def test_srun_pyxis_job_script():
     ctx = parse_file("srun-pyxis.sbatch")
-    [srun] = of_type(ctx, "launch.command")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert sbatch.launcher == "sbatch" and (sbatch.nodes, sbatch.ntasks_per_node) == (2, 8)
+    assert (sbatch.source.line, sbatch.source.end_line) == (2, 6) and sbatch.command.startswith("#SBATCH --job-name")
     assert srun.launcher == "srun" and srun.container_image == "nvcr.io#nvidia/pytorch:25.03-py3"
     assert srun.forwarded_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION"]
     assert srun.script_env == ["NCCL_IB_HCA", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SL", "NCCL_TOPO_FILE"]
@@ -63,7 +66,13 @@ def test_srun_pyxis_job_script():
     [spec] = of_type(ctx, "container.spec")
     assert spec.runtime == "pyxis" and spec.topo_file_mounted is True
     assert spec.mounts == ["/lustre/fsw/llm/mlops:/workspace/data", "/opt/topo:/opt/topo"]
-    assert not of_type(ctx, "env.var")  # pyxis: the image's ENV may win, values unknown
+    # pyxis: the image's ENV may win, so nothing is said about the container's values; the
+    # script's own exports are the launching shell's environment
+    assert not [v for v in of_type(ctx, "env.var") if v.scope == "container"]
+    exported = {v.name: v.value for v in of_type(ctx, "env.var")}
+    assert exported["NCCL_IB_SL"] == "3" and len(exported) == 4
+    [dump] = of_type(ctx, "env.dump")
+    assert dump.filter == "export lines of the script" and dump.complete is False
 
 
 def test_mpirun():
@@ -76,10 +85,14 @@ def test_mpirun():
 
 def test_torchrun_env_prefix_numactl_and_pipe():
     ctx = parse_file("torchrun.sh")
-    [t] = ctx.facts
+    [t] = of_type(ctx, "launch.command")
     assert t.launcher == "torchrun" and t.nproc_per_node == 8 and t.nodes == 2 and t.numa_binding == "node"
     assert t.env_set == ["NCCL_DEBUG=INFO", "NCCL_NVLS_ENABLE=0", "HF_TOKEN=<redacted>"]
     assert "hf_abc" not in t.command and (t.source.line, t.source.end_line) == (4, 7)
+    [b] = of_type(ctx, "launch.binding")
+    assert (b.tool, b.cpu_nodes, b.mem_nodes, b.cpus) == ("numactl", [0], [0], [])
+    assert "hf_abc" not in b.command and (b.source.line, b.source.end_line) == (4, 7)
+    assert {f.fact_type for f in ctx.facts} == {"launch.command", "launch.binding"}
 
 
 def test_prompt_numactl_unbalanced_quote_and_nesting():
@@ -145,3 +158,54 @@ def test_never_raises_on_launcher_soup(words):
         parse_text("launch-cmdline", " ".join(words))
     except (ParseError, NotApplicable):
         pass
+
+
+def test_binding_table_in_a_wrapper_script():
+    ctx = parse_file("bind-wrapper.sh")
+    binds = of_type(ctx, "launch.binding")
+    assert [b.selector for b in binds] == [f"SLURM_LOCALID={k}" for k in range(8)]
+    assert binds[0].cpus == list(range(0, 14)) and binds[0].mem_nodes == [0] and binds[0].source.line == 9
+    # rank 6 binds its CPUs on NUMA 1 but its memory to node 0: the table says so, a rule can see it
+    assert binds[6].cpus[0] == 84 and binds[6].mem_nodes == [0]
+    assert binds[7].physcpubind == "98-111" and binds[7].mem_nodes == [1]  # short options -C / -m
+    env = {v.name: v.value for v in of_type(ctx, "env.var")}
+    # an export whose value the shell expands ($IFACE) is not a value we know
+    assert env == {"NCCL_IB_HCA": "mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11",
+                   "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    assert not of_type(ctx, "launch.command")
+
+
+def test_taskset_lines_crlf_and_bash_c():
+    ctx = parse_file("taskset-table.sbatch")
+    binds = of_type(ctx, "launch.binding")
+    assert [(b.tool, b.physcpubind, b.cpus[:2]) for b in binds] == [
+        ("taskset", "${CPUS[$SLURM_LOCALID]}", []), ("taskset", "0-3,112-115", [0, 1]),
+        ("taskset", "0xff00", [8, 9])]
+    assert binds[0].source.line == 7 and binds[1].cpus[-1] == 115
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert srun.cpu_bind == "none" and srun.script_env == ["NCCL_DEBUG", "OMP_NUM_THREADS"]
+    assert (sbatch.launcher, sbatch.nodes, sbatch.ntasks_per_node) == ("sbatch", 4, 8)
+
+
+def test_sbatch_directives_after_the_first_command_are_ignored():
+    ctx = parse_text("launch-cmdline", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --export=NONE,NCCL_DEBUG=INFO\n"
+                                       "srun python t.py\n#SBATCH -N 64\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert sbatch.nodes == 2 and sbatch.export_mode == "NONE,NCCL_DEBUG=INFO"
+    assert sbatch.env_set == ["NCCL_DEBUG=INFO"] and sbatch.source.end_line == 3
+
+
+def test_binding_queries_and_echoes_are_not_bindings():
+    for text in ("numactl --hardware\n", "taskset -p 1234\n", "numactl --show\n",
+                 "echo numactl --cpunodebind=0 python x.py\n", "# numactl --membind=0 python\n"):
+        with pytest.raises(NotApplicable):
+            parse_text("launch-cmdline", text)
+    ctx = parse_text("launch-cmdline", "taskset -pc 0-7 4242\nnumactl -N0 -l python t.py\n")
+    a, b = of_type(ctx, "launch.binding")
+    assert (a.pid, a.cpus) == (4242, list(range(8))) and (b.cpu_nodes, b.localalloc) == ([0], True)
+
+
+def test_long_line_of_bindings_redacts_once():
+    ctx = parse_text("launch-cmdline", "numactl --membind=0 " * 3000 + "python x.py\n")
+    binds = of_type(ctx, "launch.binding")
+    assert len(binds) == 3000 and binds[0].command is binds[-1].command

@@ -733,6 +733,8 @@ class _Run:
             sniff_warnings.append(f"ranking failed: {type(exc).__name__}: {exc}")
         warnings += [InputWarning(line=0, message=w) for w in sniff_warnings]
         candidates = [(f, s) for f, s in ranked if s >= MIN_CONFIDENCE]
+        # the prose reader is the format of last resort: every tool format is tried before it
+        candidates.sort(key=lambda c: c[0].name == "prose")
 
         def finish(**kw) -> InputRecord:
             reason = kw.pop("reason", "")
@@ -745,6 +747,9 @@ class _Run:
             return rec
 
         if not candidates:
+            prose = _read_prose(doc, self.formats) if not binary else None
+            if prose is not None:
+                return self._prose_record(prose, finish, warnings, "no tool format matched")
             top = ranked[0] if ranked else None
             if binary:
                 reason = "binary file"
@@ -791,8 +796,36 @@ class _Run:
             self.result.facts.extend(ctx.facts)
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
                           facts=len(ctx.facts))
+        prose = _read_prose(doc, self.formats, declined) if not binary else None
+        if prose is not None:
+            return self._prose_record(prose, finish, warnings, "; ".join(declined))
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
                       reason="; ".join(declined) + f"; first line: {first!r}")
+
+    def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
+                      why: str) -> InputRecord:
+        """The record of a document only the prose reader got facts from (see _read_prose)."""
+        for line, message in ctx.warnings:
+            warnings.append(InputWarning(line=line, message=str(message)))
+        self.result.facts.extend(ctx.facts)
+        reason = f"read as the user's own words (facts reported, not measured): {why}"
+        return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
+                      reason=reason, facts=len(ctx.facts))
+
+
+def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) -> ParseContext | None:
+    """The prose reader on a text document no format took (statements with provenance
+    ``reported``); None when it holds none, when prose was tried already or is not offered."""
+    if not any(getattr(f, "name", "") == "prose" for f in formats):
+        return None
+    if any(d.startswith("prose ") for d in declined):
+        return None
+    from clusterdx.facts.parsers.prose import read_leftover
+
+    try:
+        return read_leftover(doc)
+    except Exception:  # the reader is a last resort: it never costs the document its record
+        return None
 
 
 class _LineStream:

@@ -220,14 +220,15 @@ def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tupl
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark").enable("table")
-    tokens = md.parse("\n".join(lines))
+    skip = _dangling_fence(lines)
+    tokens = md.parse("\n".join(lines[skip:]))
     code: set[int] = set()
     tables: list[tuple[list[str], list[tuple[int, list[str]]]]] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         if tok.type in ("fence", "code_block") and tok.map:
-            code.update(range(tok.map[0], tok.map[1]))
+            code.update(range(tok.map[0] + skip, tok.map[1] + skip))
         elif tok.type == "table_open":
             header: list[str] = []
             rows: list[tuple[int, list[str]]] = []
@@ -242,7 +243,7 @@ def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tupl
                 elif t.type == "thead_close":
                     in_head = False
                 elif t.type == "tr_open":
-                    row, row_line = [], (t.map[0] if t.map else 0)
+                    row, row_line = [], (t.map[0] + skip if t.map else 0)
                 elif t.type == "inline":
                     row.append(t.content.strip())
                 elif t.type == "tr_close":
@@ -254,6 +255,19 @@ def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tupl
             tables.append((header, rows))
         i += 1
     return code, tables
+
+
+_FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
+
+
+def _dangling_fence(lines: list[str]) -> int:
+    """1 when the text starts with the closing fence of a code block opened before it (a pasted
+    transcript cut at its last command leaves the fence's end in the next part), else 0."""
+    fences = [i for i, ln in enumerate(lines) if _FENCE.match(ln)]
+    if len(fences) % 2 == 1 and not any(ln.strip() for ln in lines[:fences[0]]) \
+            and lines[fences[0]].strip() in ("```", "~~~"):
+        return fences[0] + 1
+    return 0
 
 
 # -- the reader ----------------------------------------------------------------------------------

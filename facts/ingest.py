@@ -794,8 +794,13 @@ class _Run:
             if declined:
                 reason = "; ".join(filter(None, [reason, *declined]))
             self.result.facts.extend(ctx.facts)
+            around = _prose_around(doc, ctx, self.formats) if fmt.name != "prose" else []
+            if around:
+                self.result.facts.extend(around)
+                reason = "; ".join(filter(None, [reason, f"{len(around)} reported fact(s) from the "
+                                                          "user's words around the tool output"]))
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
-                          facts=len(ctx.facts))
+                          facts=len(ctx.facts) + len(around))
         prose = _read_prose(doc, self.formats, declined) if not binary else None
         if prose is not None:
             return self._prose_record(prose, finish, warnings, "; ".join(declined))
@@ -826,6 +831,31 @@ def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) 
         return read_leftover(doc)
     except Exception:  # the reader is a last resort: it never costs the document its record
         return None
+
+
+_SENTENCE_END = (".", "?", "!", ":")
+
+
+def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[Fact]:
+    """Reported facts from the prose around a tool's output in one document (a ticket body with
+    a pasted log): the prose reader on the lines no fact of the tool's parser came from, when
+    the document is Markdown (a code fence or a ``##`` heading) or holds two or more sentences."""
+    if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
+        return []
+    cited: set[int] = set()
+    for f in ctx.facts:
+        src = f.source
+        if src.line > 0:
+            cited.update(range(src.line, max(src.line, src.end_line) + 1))
+    lines = ["" if doc.lineno(i) in cited else ln for i, ln in enumerate(doc.lines)]
+    markdown = any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in lines)
+    sentences = sum(1 for ln in lines if ln.rstrip().endswith(_SENTENCE_END)
+                    and len(re.findall(r"[A-Za-z]{2,}", ln)) >= 6)
+    if not markdown and sentences < 2:
+        return []
+    rest = dataclasses.replace(doc, lines=lines)
+    got = _read_prose(rest, formats)
+    return list(got.facts) if got is not None else []
 
 
 class _LineStream:

@@ -156,13 +156,15 @@ _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\b
 _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
-_PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)", re.I)
+_PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
+                      r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
 
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
     r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
     r"sec(?:onds)?(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?|tokens?/s(?:ec)?|tok/s|samples?/s(?:ec)?|TFLOPS|TFLOP/s)(?![\w/])",
     re.I)
+_LINK_WORDS = re.compile(r"\b(?:NICs?|ports?|links?|adapters?|HCAs?|rails?|line rate|InfiniBand|RoCE|NDR|HDR|XDR)\b", re.I)
 _METRIC_WORDS = [("busbw", re.compile(r"\bbus\s?bw\b|\bbus bandwidth\b", re.I)),
                  ("algbw", re.compile(r"\balg\s?bw\b|\balgorithm bandwidth\b", re.I)),
                  ("step_time", re.compile(r"\b(?:step|iteration|iter)(?:[\s_-]time)?\b", re.I)),
@@ -393,7 +395,7 @@ class _Reader:
                     self.roles.setdefault(role, (index, platform, sentence))
                 break
         for m in self._inst_re.finditer(sentence):
-            if _ASIDE.search(sentence[:m.start()]):
+            if _aside(sentence[:m.start()]):
                 continue
             name = m.group(0)
             row = next((r for n, r in self._inst_names if n.lower() == re.sub(r"\s+", " ", name.lower())), None)
@@ -423,7 +425,7 @@ class _Reader:
 
         for m in self._gpu_re.finditer(sentence):
             before = sentence[:m.start()]
-            if _ASIDE.search(before):
+            if _aside(before):
                 continue
             row = next(r for n, r in self._gpu_names if n.lower() == m.group(0).lower())
             count = _count_before(before)
@@ -441,7 +443,7 @@ class _Reader:
             self.gpu_models.append((index, row.model, count))
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
-            if _ASIDE.search(before):
+            if _aside(before):
                 continue
             row = next(r for n, r in self._nic_names if n.lower() == re.sub(r"\s+", " ", m.group(0).lower()))
             count = _count_before(before)
@@ -461,7 +463,7 @@ class _Reader:
         slower, faster = _SLOWER.search(sentence), _FASTER.search(sentence)
         pct = _PERCENT.search(sentence)
         if pct and (slower or faster):
-            value = float(pct.group(1))
+            value = float(pct.group(1) or pct.group(2))
             metric = "slowdown_pct" if slower and not faster else "speedup_pct"
             self.add(ReportedMetric, index, ("metric", metric, value, index), metric=metric, value=value, unit="%",
                      value_norm=value, text=_cut(sentence))
@@ -483,7 +485,7 @@ class _Reader:
                                                            "2 times": 2.0, "3 times": 3.0}.get(word)
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
-                 percent=float(pct.group(1)) if pct else None, text=_cut(sentence))
+                 percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
 
     def metrics(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedMetric
@@ -494,6 +496,8 @@ class _Reader:
             if got is None:
                 continue
             metric, norm = got
+            if metric == "bandwidth" and (self._nic_re.search(sentence) or _LINK_WORDS.search(sentence)):
+                continue  # '8x ConnectX-7 400 Gb/s', 'a 200G link': a rate, not a measured number
             label = sentence[max(0, m.start() - 40):m.start()].strip(" :=-|*")
             self.add(ReportedMetric, index, ("metric", metric, value, index, m.start()), metric=metric, value=value,
                      unit=m.group(2), value_norm=round(norm, 4), label=label[-40:], text=_cut(sentence))
@@ -562,6 +566,12 @@ def _sentences(text: str):
         start = m.end()
     if start < len(text):
         yield text[start:], start
+
+
+def _aside(before: str) -> bool:
+    """A comparison or past word earlier in the same clause (after the last comma)."""
+    clause = re.split(r"[,;(]", before)[-1]
+    return bool(_ASIDE.search(clause))
 
 
 def _count_before(before: str) -> int | None:

@@ -113,7 +113,8 @@ _SETTING = re.compile(
     r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200})",
     re.I)
 _UNSET_WORDS = {"(not set)", "not set", "unset", "<unset>", "(unset)", "(none)", "(empty)", "not"}
-_BIOS = re.compile(r"\bBIOS\b[^:=]{0,30}[:=]?\s{0,3}([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]?\s{0,3}\b(enabled|disabled|on|off)\b", re.I)
+_BIOS = re.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)
+_BIOS_LEAD = re.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
 _SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
@@ -127,7 +128,7 @@ _GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
 #: a mention after one of these, in the same sentence, is about another system or the past
 _ASIDE = re.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|compared (?:to|with)|versus|vs\.?|than|"
                     r"old|older|former|formerly|migrat\w*|moved from|upgraded from|switched from|replac\w*|other)\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
 
 _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("kubernetes", "container", re.compile(r"\b(?:kubernetes|k8s|GKE|EKS|AKS|kubeflow|pods?)\b", re.I)),
@@ -162,7 +163,8 @@ _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slo
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
     r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
-    r"sec(?:onds)?(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?|tokens?/s(?:ec)?|tok/s|samples?/s(?:ec)?|TFLOPS|TFLOP/s)(?![\w/])",
+    r"sec(?:onds)?(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?|tokens?/s(?:ec)?|tok/s|samples?/s(?:ec)?|TFLOPS|TFLOP/s|"
+    r"s(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?)(?![\w/])",
     re.I)
 _LINK_WORDS = re.compile(r"\b(?:NICs?|ports?|links?|adapters?|HCAs?|rails?|line rate|InfiniBand|RoCE|NDR|HDR|XDR)\b", re.I)
 _METRIC_WORDS = [("busbw", re.compile(r"\bbus\s?bw\b|\bbus bandwidth\b", re.I)),
@@ -353,6 +355,10 @@ class _Reader:
             if not m:
                 continue
             name = m.group(1).strip()
+            if pat is _BIOS:
+                name = _BIOS_LEAD.sub("", m.group(1)).strip(" :=-")
+                if not name or not name[0].isalpha():
+                    continue
             if pat is _SWITCH and "bios" not in self.heading.lower():
                 continue
             word = m.group(2).lower()
@@ -568,9 +574,12 @@ def _sentences(text: str):
         yield text[start:], start
 
 
+_CLAUSE = re.compile(r"[,;(]|\b(?:and|but|while|whereas|now|this one|these)\b", re.I)
+
+
 def _aside(before: str) -> bool:
-    """A comparison or past word earlier in the same clause (after the last comma)."""
-    clause = re.split(r"[,;(]", before)[-1]
+    """A comparison or past word earlier in the same clause (after the last comma, 'and', 'but')."""
+    clause = _CLAUSE.split(before)[-1]
     return bool(_ASIDE.search(clause))
 
 

@@ -87,6 +87,8 @@ Since the NCCL upgrade from 2.18.3 to 2.19.3 all_reduce is twice as slow.
 SNIFF_CONFIDENCE = 0.5
 #: characters of one line looked at; the rest of a longer line is cut with a warning
 MAX_LINE = 4000
+#: lines read: a ticket's text is short, a longer document is a log with some words in it
+MAX_LINES = 5000
 _TEXT_MAX = 200
 
 # -- patterns (each linear: no nested quantifiers over overlapping classes) ----------------------
@@ -223,7 +225,8 @@ def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tupl
     """(indices of lines inside code fences/blocks, tables as (header, [(row index, cells)]))."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark").enable("table")
+    # block structure only: inline parsing (emphasis, links) says nothing here and is the slow part
+    md = MarkdownIt("commonmark").enable("table").disable("inline")
     skip = _dangling_fence(lines)
     tokens = md.parse("\n".join(lines[skip:]))
     code: set[int] = set()
@@ -610,6 +613,9 @@ def _cut(text: str, n: int = _TEXT_MAX) -> str:
 
 def parse(doc: Document, ctx: ParseContext) -> None:
     lines = doc.lines
+    if len(lines) > MAX_LINES:
+        ctx.warn(MAX_LINES, f"{len(lines)} lines: the user's words are read up to line {MAX_LINES} only")
+        lines = lines[:MAX_LINES]
     try:
         code, tables = _blocks(lines)
     except Exception as exc:  # markdown-it never should; then read every line as prose

@@ -369,3 +369,11 @@ def test_markdown_shaped_input_never_raises(pieces):
     parse_or_refuse("prose", text)
     res = ingest_documents([Document.from_text(text, name="t.md")])
     assert len(res.inputs) == 1
+
+
+def test_very_long_document_is_read_up_to_a_limit_with_a_warning():
+    text = "filler line without statements\n" * prose.MAX_LINES + "We use NCCL 2.18.3 here.\n"
+    with pytest.raises(NotApplicable):
+        read(text)  # the statement lies past the limit
+    ctx = read("We use NCCL 2.18.3 here.\n" + "filler line without statements\n" * prose.MAX_LINES)
+    assert ctx.warnings and ctx.warnings[0][0] == prose.MAX_LINES + 1

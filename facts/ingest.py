@@ -833,13 +833,16 @@ def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) 
         return None
 
 
-_SENTENCE_END = (".", "?", "!", ":")
+#: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
+_LOG_LINE = re.compile(r"^\s*(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
+                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
 
 
 def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[Fact]:
-    """Reported facts from the prose around a tool's output in one document (a ticket body with
-    a pasted log): the prose reader on the lines no fact of the tool's parser came from, when
-    the document is Markdown (a code fence or a ``##`` heading) or holds two or more sentences."""
+    """Reported facts from the prose around a tool's output in one Markdown document (a ticket
+    body with a pasted log in a code fence, or under ``##`` headings): the prose reader on the
+    lines no fact of the tool's parser came from, log-looking lines left out. Plain text with a
+    log and no Markdown is the tool's alone (a log's own uncited lines are not prose)."""
     if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
         return []
     cited: set[int] = set()
@@ -847,12 +850,9 @@ def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[F
         src = f.source
         if src.line > 0:
             cited.update(range(src.line, max(src.line, src.end_line) + 1))
-    lines = ["" if doc.lineno(i) in cited else ln for i, ln in enumerate(doc.lines)]
-    markdown = any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in lines)
-    sentences = sum(1 for ln in lines if ln.rstrip().endswith(_SENTENCE_END)
-                    and len(re.findall(r"[A-Za-z]{2,}", ln)) >= 6)
-    if not markdown and sentences < 2:
+    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in doc.lines[:5000]):
         return []
+    lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
     rest = dataclasses.replace(doc, lines=lines)
     got = _read_prose(rest, formats)
     return list(got.facts) if got is not None else []

@@ -377,3 +377,18 @@ def test_very_long_document_is_read_up_to_a_limit_with_a_warning():
         read(text)  # the statement lies past the limit
     ctx = read("We use NCCL 2.18.3 here.\n" + "filler line without statements\n" * prose.MAX_LINES)
     assert ctx.warnings and ctx.warnings[0][0] == prose.MAX_LINES + 1
+
+
+def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
+    log = ("gpu-01:11:11 [0] NCCL INFO NCCL version 2.19.3+cuda12.2\n"
+           "gpu-01:11:11 [0] NCCL INFO Using network IB and the job runs in Docker.\n"
+           "We ran this on 8x H100 and the busbw was only 20 GB/s after the update.\n"
+           "It got twice as slow since the NCCL upgrade, in Kubernetes pods.\n")
+    res = ingest_documents([Document.from_text(log, name="nccl.log")])
+    assert res.inputs[0].format == "nccl-debug"
+    assert not [f for f in res.facts if f.provenance == "reported"]  # no Markdown: the log's alone
+    md = "## What we see\n" + log
+    res = ingest_documents([Document.from_text(md, name="ticket.md")])
+    reported = [f for f in res.facts if f.provenance == "reported"]
+    assert {f.source.line for f in reported} <= {4, 5}  # the two sentences, not the log lines
+    assert any(f.fact_type == "reported.change" for f in reported)

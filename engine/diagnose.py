@@ -230,15 +230,32 @@ def _gap(facts: Sequence[Fact]) -> Gap | None:
     return None
 
 
+#: one strength level down: evidence resting on what a user reported, not on a measurement
+WEAKER = {"decisive": "strong", "strong": "moderate", "moderate": "weak", "weak": "weak"}
+
+
+def rests_on_reported(result: RuleResult) -> bool:
+    """True when every kept match of a fired rule binds a fact the user reported (ticket prose):
+    one match on measured facts alone carries the rule's strength as written."""
+    from clusterdx.facts.base import is_reported
+
+    return bool(result.matches) and all(any(is_reported(f) for f in m.bindings.values())
+                                         for m in result.matches)
+
+
 def _evidence(results: list[RuleResult]) -> tuple[list[EvidenceRef], dict[int, tuple[RuleResult, int]]]:
+    """Every emit of a fired or refuted rule as ranking evidence; one resting on reported facts
+    enters one strength level lower (:data:`WEAKER`: a measurement always wins over a statement)."""
     refs: list[EvidenceRef] = []
     by_key: dict[int, tuple[RuleResult, int]] = {}
     for r in results:
         if r.outcome not in ("fired", "refuted"):
             continue
+        reported = rests_on_reported(r)
         for i, emit in enumerate(r.evidence):
             key = len(refs)
-            refs.append(EvidenceRef(key, r.rule_id, emit.node, emit.effect, emit.strength))
+            strength = WEAKER.get(emit.strength, emit.strength) if reported else emit.strength
+            refs.append(EvidenceRef(key, r.rule_id, emit.node, emit.effect, strength))
             by_key[key] = (r, i)
     return refs, by_key
 
@@ -265,7 +282,7 @@ def render_message(template: str, bindings: dict[str, Fact], params: dict[str, A
 
 def _fact_out(fact: Fact) -> FactOut:
     return FactOut(type=fact.fact_type, summary=fact.describe(), source=str(fact.source), node=fact.node,
-                   scope=fact.scope.value)
+                   scope=fact.scope.value, reported=getattr(fact, "provenance", "measured") == "reported")
 
 
 def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> EvidenceOut:
@@ -286,10 +303,12 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
         alias, _, fld = ref.partition(".")
         if alias in bindings:
             data[key] = getattr(bindings[alias], fld, None)
+    reported = rests_on_reported(result)
     return EvidenceOut(
         rule=rule.id, rule_title=rule.title, node=emit.node, effect=emit.effect,  # type: ignore[arg-type]
-        strength=emit.strength, message=render_message(rule.message, bindings, engine_params).strip(),
+        strength=WEAKER.get(emit.strength, emit.strength) if reported else emit.strength, message=render_message(rule.message, bindings, engine_params).strip(),
         facts=facts, matches=result.match_count or len(result.matches), data=data,
+        reported=reported,
     )
 
 
@@ -313,8 +332,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
         cost_pct=list(node.cost_pct), summary=node.summary.strip(),
         evidence=supporting, refuting_evidence=refuting,
-        score=[TermOut(rule=t.rule_id, node=t.node, effect=t.effect, strength=t.strength,
-                       attenuation=t.attenuation, share=t.share, delta_logit=t.delta) for t in s.terms],
+        score=[_term_out(t, by_key) for t in s.terms],
         causal_path=graph.path_to_top(s.cause),
         remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
                                     tradeoff=r.tradeoff.strip(), steps=[StepOut(text=st.text.strip(), command=st.command)
@@ -323,6 +341,16 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         verification=[VerificationOut(**v.model_dump()) for v in node.verification],
         references=list(node.references),
     )
+
+
+def _term_out(t: Any, by_key: dict[int, tuple[RuleResult, int]]) -> TermOut:
+    """A score term; one from evidence resting on reported facts says so and keeps the rule's
+    own strength beside the lowered one it entered the ranking with."""
+    found = by_key.get(t.evidence)
+    reported = found is not None and rests_on_reported(found[0])
+    declared = found[0].evidence[found[1]].strength if reported and found is not None else ""
+    return TermOut(rule=t.rule_id, node=t.node, effect=t.effect, strength=t.strength, attenuation=t.attenuation,
+                   share=t.share, delta_logit=t.delta, reported=reported, rule_strength=declared)
 
 
 def _probe_out(kb: KnowledgeBase, s: Any) -> ProbeSuggestion:

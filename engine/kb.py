@@ -30,7 +30,7 @@ def shipped_dirs() -> tuple[Path, Path]:
     return rules, kb
 
 
-SKIP_DIRS = {"cases", "reference", "__pycache__"}
+SKIP_DIRS = {"cases", "reference", "gazetteers", "__pycache__"}
 #: documents that may live in a KB folder but are read by their own loaders
 NOT_KB_SCHEMAS = {"clusterdx/site/v1", "clusterdx/reference/v1", "clusterdx/bundle/v1"}
 

@@ -47,6 +47,8 @@ class FactOut(Model):
     source: str
     node: str
     scope: str
+    #: stated by the user in the ticket's prose, not measured by a tool
+    reported: bool = False
 
 
 class EvidenceOut(Model):
@@ -59,6 +61,9 @@ class EvidenceOut(Model):
     facts: list[FactOut]
     matches: int
     data: dict[str, Any] = Field(default_factory=dict)
+    #: every match rests on a fact the user reported (ticket prose): weighed one strength level
+    #: lower than the rule's own, and shown as "reported by the user"
+    reported: bool = False
 
 
 class TermOut(Model):
@@ -69,6 +74,10 @@ class TermOut(Model):
     attenuation: float
     share: float
     delta_logit: float
+    #: the evidence rests on reported facts: ``strength`` is one level below ``rule_strength``
+    reported: bool = False
+    #: the strength the rule declares, when it was lowered for reported facts; else ''
+    rule_strength: str = ""
 
 
 class StepOut(Model):

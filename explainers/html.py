@@ -118,8 +118,9 @@ def _pre(lines: Sequence[str]) -> str:
 def _evidence(h: Any, redact: bool) -> list[str]:
     out = ["<h4>Evidence</h4>"]
     for ev in h.evidence:
+        said = ' <em class="muted">(reported by the user)</em>' if getattr(ev, "reported", False) else ""
         out.append(f'<div class="ev"><span class="strength">{e(ev.strength)}</span> {e(ev.message)} '
-                   f'<span class="muted">(rule {_code(ev.rule)})</span><ul>')
+                   f'<span class="muted">(rule {_code(ev.rule)})</span>{said}<ul>')
         for f in ev.facts[:3]:
             out.append(f"<li>{_code(f.source)} <span class=\"muted\">{e(f.summary)}</span>")
             q = quote(f.source, redact)

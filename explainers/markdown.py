@@ -55,7 +55,8 @@ def _ranking(report: Any) -> list[str]:
 def _evidence(h: Any, redact: bool, quote_lines: bool) -> list[str]:
     out: list[str] = []
     for ev in h.evidence:
-        out.append(f"- **{text(ev.strength)}**: {text(ev.message)} (rule {code(ev.rule)})")
+        out.append(f"- **{text(ev.strength)}**: {text(ev.message)} (rule {code(ev.rule)})"
+                   + (" *(reported by the user)*" if getattr(ev, "reported", False) else ""))
         for f in ev.facts[:3]:
             out.append(f"  - {code(f.source)}: {text(f.summary)}")
             q = quote(f.source, redact) if quote_lines else None
@@ -65,7 +66,8 @@ def _evidence(h: Any, redact: bool, quote_lines: bool) -> list[str]:
         if len(ev.facts) > 3:
             out.append(f"  - … {len(ev.facts) - 3} more facts trimmed")
     for ev in h.refuting_evidence:
-        out.append(f"- counts against (**{text(ev.strength)}**): {text(ev.message)} (rule {code(ev.rule)})")
+        out.append(f"- counts against (**{text(ev.strength)}**): {text(ev.message)} (rule {code(ev.rule)})"
+                   + (" *(reported by the user)*" if getattr(ev, "reported", False) else ""))
     return out
 
 

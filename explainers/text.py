@@ -53,12 +53,14 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         p(f"   causal path: {escape(' -> '.join(h.causal_path))}")
         p("   [underline]Evidence[/]")
         for ev in h.evidence:
-            p(f"   + [{escape(ev.strength)}] {escape(ev.message)}")
+            p(f"   + [{escape(ev.strength)}] {escape(ev.message)}"
+              + (" [italic](reported by the user)[/]" if getattr(ev, "reported", False) else ""))
             p(f"     rule {escape(ev.rule)} -> {escape(ev.node)}")
             for f in ev.facts[: (10 if verbose else 3)]:
                 p(f"     · {escape(f.source)}  {escape(f.summary)}")
         for ev in h.refuting_evidence:
-            p(f"   - [{escape(ev.strength)}] {escape(ev.message)} [dim](rule {escape(ev.rule)}, counts against)[/]")
+            p(f"   - [{escape(ev.strength)}] {escape(ev.message)} [dim](rule {escape(ev.rule)}, counts against)[/]"
+              + (" [italic](reported by the user)[/]" if getattr(ev, "reported", False) else ""))
         if h.remediation:
             p("   [underline]Remediation[/]")
             for r in h.remediation:
@@ -78,7 +80,9 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         if verbose:
             p("   [underline]Score[/]")
             for t in h.score:
-                p(f"     {t.delta_logit:+.2f}  {escape(t.rule)} {t.effect} {escape(t.node)} ({t.strength}, "
+                lowered = (f" lowered from {t.rule_strength}: reported by the user"
+                           if getattr(t, "reported", False) and getattr(t, "rule_strength", "") else "")
+                p(f"     {t.delta_logit:+.2f}  {escape(t.rule)} {t.effect} {escape(t.node)} ({t.strength}{lowered}, "
                   f"attenuation {t.attenuation:.2f}, share {t.share:.2f})")
     if report.differences:
         p()

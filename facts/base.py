@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -75,6 +75,11 @@ class Fact(BaseModel):
     node: str = "unknown"
     scope: Scope = Scope.unknown
     source: SourceRef = Field(default_factory=lambda: SourceRef(input="<none>"))
+    #: ``measured``: a tool's output; ``reported``: what a user wrote in a ticket's prose
+    #: (:mod:`clusterdx.facts.parsers.prose`), weighed below a measurement, never above it.
+    #: Named ``provenance`` because ``origin`` is already a field of three fact types
+    #: (``nccl.env``, ``nccl.setting``, ``kernel.version``) that rules test.
+    provenance: Literal["measured", "reported"] = "measured"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -101,13 +106,18 @@ class Fact(BaseModel):
         """Compact ``type(field=value, ...)`` for traces and evidence lines."""
         parts = []
         for key, value in self.model_dump(mode="json", exclude={"source", "node", "scope"}).items():
-            if value is None or value == [] or value == "":
+            if value is None or value == [] or value == "" or (key == "provenance" and value == "measured"):
                 continue
             text = repr(value) if isinstance(value, str) else str(value)
             if len(text) > 60:
                 text = text[:57] + "..."
             parts.append(f"{key}={text}")
         return f"{self.fact_type}({', '.join(parts)})"
+
+
+def is_reported(fact: Fact) -> bool:
+    """True for a fact stated by a user (ticket prose), not measured by a tool."""
+    return getattr(fact, "provenance", "measured") == "reported"
 
 
 def field_kinds(fact_cls: type[Fact]) -> dict[str, str]:

@@ -750,6 +750,8 @@ class _Run:
             sniff_warnings.append(f"ranking failed: {type(exc).__name__}: {exc}")
         warnings += [InputWarning(line=0, message=w) for w in sniff_warnings]
         candidates = [(f, s) for f, s in ranked if s >= MIN_CONFIDENCE]
+        # the prose reader is the format of last resort: every tool format is tried before it
+        candidates.sort(key=lambda c: c[0].name == "prose")
 
         def finish(**kw) -> InputRecord:
             reason = kw.pop("reason", "")
@@ -762,6 +764,9 @@ class _Run:
             return rec
 
         if not candidates:
+            prose = _read_prose(doc, self.formats) if not binary else None
+            if prose is not None:
+                return self._prose_record(prose, finish, warnings, "no tool format matched")
             top = ranked[0] if ranked else None
             if binary:
                 reason = "binary file"
@@ -806,10 +811,68 @@ class _Run:
             if declined:
                 reason = "; ".join(filter(None, [reason, *declined]))
             self.result.facts.extend(ctx.facts)
+            around = _prose_around(doc, ctx, self.formats) if fmt.name != "prose" else []
+            if around:
+                self.result.facts.extend(around)
+                reason = "; ".join(filter(None, [reason, f"{len(around)} reported fact(s) from the "
+                                                          "user's words around the tool output"]))
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
-                          facts=len(ctx.facts))
+                          facts=len(ctx.facts) + len(around))
+        prose = _read_prose(doc, self.formats, declined) if not binary else None
+        if prose is not None:
+            return self._prose_record(prose, finish, warnings, "; ".join(declined))
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
                       reason="; ".join(declined) + f"; first line: {first!r}")
+
+    def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
+                      why: str) -> InputRecord:
+        """The record of a document only the prose reader got facts from (see _read_prose)."""
+        for line, message in ctx.warnings:
+            warnings.append(InputWarning(line=line, message=str(message)))
+        self.result.facts.extend(ctx.facts)
+        reason = f"read as the user's own words (facts reported, not measured): {why}"
+        return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
+                      reason=reason, facts=len(ctx.facts))
+
+
+def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) -> ParseContext | None:
+    """The prose reader on a text document no format took (statements with provenance
+    ``reported``); None when it holds none, when prose was tried already or is not offered."""
+    if not any(getattr(f, "name", "") == "prose" for f in formats):
+        return None
+    if any(d.startswith("prose ") for d in declined):
+        return None
+    from clusterdx.facts.parsers.prose import read_leftover
+
+    try:
+        return read_leftover(doc)
+    except Exception:  # the reader is a last resort: it never costs the document its record
+        return None
+
+
+#: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
+_LOG_LINE = re.compile(r"^\s*(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
+                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
+
+
+def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[Fact]:
+    """Reported facts from the prose around a tool's output in one Markdown document (a ticket
+    body with a pasted log in a code fence, or under ``##`` headings): the prose reader on the
+    lines no fact of the tool's parser came from, log-looking lines left out. Plain text with a
+    log and no Markdown is the tool's alone (a log's own uncited lines are not prose)."""
+    if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
+        return []
+    cited: set[int] = set()
+    for f in ctx.facts:
+        src = f.source
+        if src.line > 0:
+            cited.update(range(src.line, max(src.line, src.end_line) + 1))
+    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in doc.lines[:5000]):
+        return []
+    lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
+    rest = dataclasses.replace(doc, lines=lines)
+    got = _read_prose(rest, formats)
+    return list(got.facts) if got is not None else []
 
 
 class _LineStream:

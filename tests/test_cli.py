@@ -65,7 +65,9 @@ def test_bad_inputs_never_abort_the_report(tmp_path):
     status = {Path(i["path"]).name: i["status"] for i in report["inputs"]}
     assert status["junk.bin"] == "unrecognized"
     assert status["empty.txt"] == "unrecognized"
-    assert status["notes.txt"] == "unrecognized"
+    # a statement is read as the user's own words (reported facts), not left unrecognized
+    assert status["notes.txt"] == "parsed"
+    assert {Path(i["path"]).name: i["format"] for i in report["inputs"]}["notes.txt"] == "prose"
     assert status["sysctl.txt"] == "parsed"
     assert status["truncated.txt"] in ("parsed", "partial")
     assert any(h["id"] == "numa-balancing-enabled" for h in report["hypotheses"])

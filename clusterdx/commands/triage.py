@@ -16,10 +16,11 @@ _DESCRIPTION_NAME = re.compile(r"desc|ticket|issue|readme|summary|problem|notes|
 
 
 def description_lines(inputs: List[Any], redact: bool = True) -> List[str]:
-    """The first lines of the pasted description: an input no parser recognised, preferring one
+    """The first lines of the pasted description: an input no tool parser recognised (unrecognized,
+    or read only as the user's own words by the prose reader), preferring one
     whose name says so (description.txt, ticket.md). Empty when there is none."""
-    candidates = [i for i in inputs if i.status == "unrecognized" and i.side == "target"
-                  and not i.reason.startswith("binary")]
+    candidates = [i for i in inputs if (i.status == "unrecognized" or i.format == "prose")
+                  and i.side == "target" and not i.reason.startswith("binary")]
     candidates.sort(key=lambda i: not _DESCRIPTION_NAME.search(Path(i.path.split("!/")[-1]).name))
     if not candidates:
         return []

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, runs
+from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
 from clusterdx.facts.reference import Selected
 
 DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive,
@@ -58,7 +58,7 @@ def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
 def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None) -> list[Fact]:
     """Parsed facts plus derived ones; ``reference`` is the system the measurements are held to
     (inferred from the facts when None)."""
-    out = list(facts)
+    out = reported.reconcile(facts)
     for fn in DERIVERS:
         out.extend(fn(out, reference) if fn in _WITH_REFERENCE else fn(out))
     return out

@@ -53,7 +53,8 @@ def settings(facts: Sequence[Fact]) -> list[Fact]:
     for v in _job_vars(facts):
         if v.name.startswith("NCCL_"):
             out[(v.node, v.name)] = NcclSetting(node=v.node, scope=v.scope, source=v.source, name=v.name,
-                                                value=v.value, value_num=to_float(v.value), origin="env-dump")
+                                                value=v.value, value_num=to_float(v.value), origin="env-dump",
+                                                provenance=v.provenance)
     for e in of_type(facts, "nccl.env"):
         out[(e.node, e.name)] = NcclSetting(node=e.node, scope=e.scope, source=e.source, name=e.name,
                                             value=e.value, value_num=to_float(e.value), origin="nccl-log")

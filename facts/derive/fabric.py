@@ -4,7 +4,10 @@ The expected number comes from the reference system in force (``kb/reference/sys
 chosen with ``--reference`` or inferred from the GPU model): NCCL busbw per rail NIC times the
 NICs a node drives. A multi-node run is bounded by the network: 2 x 8 H100 on 8 x NDR reach
 about 8 x 47 = 376 GB/s busbw. When the NCCL log shows fewer NICs in use than GPUs, that is the
-count (a node with 4 NICs for 8 GPUs cannot beat 4 x 47).
+count (a node with 4 NICs for 8 GPUs cannot beat 4 x 47). Where neither the log nor a chosen
+reference says, a NIC inventory the user reported (``8x ConnectX-7 400G``, or a cloud instance
+type expanded through ``kb/gazetteers``) sets the count and rate, and the efficiency fact is
+marked ``provenance="reported"`` (evidence on it is weighed one level lower).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived import BusbwEfficiency
-from clusterdx.facts.reference import Selected, infer
+from clusterdx.facts.reference import Selected, infer, shipped
 
 #: only large messages reach the line rate; smaller runs say nothing about the fabric
 MIN_SIZE_BYTES = 256 * 1024 * 1024
@@ -26,20 +29,61 @@ def _nics_per_node(facts: Sequence[Fact]) -> int | None:
     return max(counts) if counts else None
 
 
+def _reported_nics(facts: Sequence[Fact]) -> Fact | None:
+    """The GPU NICs the user reported (count and rate, e.g. from a cloud instance type)."""
+    said = [f for f in of_type(facts, "reported.inventory") if f.item == "nic" and f.count and f.gbps]
+    return said[0] if said else None
+
+
+def _reported_gpus(facts: Sequence[Fact]) -> int | None:
+    counts = [f.count for f in of_type(facts, "reported.inventory") if f.item == "gpu" and f.count]
+    return counts[0] if counts else None
+
+
+def _busbw_per_nic(gbps: float) -> float:
+    """NCCL busbw one NIC of this line rate reaches: the reference table's figure for a link of that
+    rate, else the rate scaled by the NDR link's busbw-per-line-rate ratio (47 of 50 GB/s)."""
+    table = shipped()
+    for link in table.links.values():
+        if link.gbps == gbps and link.nccl_busbw_gbs:
+            return link.nccl_busbw_gbs
+    ndr = table.links["ndr-400g"]
+    return gbps / 8.0 * (ndr.nccl_busbw_gbs or 0.0) / ((ndr.gbps or 400.0) / 8.0)
+
+
 def derive(facts: Sequence[Fact], reference: Selected | None = None) -> list[Fact]:
     out: list[Fact] = []
     runs = [r for r in of_type(facts, "nccltests.run") if r.nodes >= 2 and r.nranks >= 2]
     if not runs:
         return out
     ref = reference or infer(facts)
-    if ref is None or not ref.nic_busbw_gbs:
-        return out
     nics = _nics_per_node(facts)
+    # a reported NIC inventory stands in only where no measurement (NCCL's NIC list) and no
+    # reference the user chose (--reference) says how many NICs there are
+    said = _reported_nics(facts) if nics is None and (reference is None or not reference.basis.startswith("given")) else None
+    if said is None and (ref is None or not ref.nic_busbw_gbs):
+        return out
     for run in runs:
         busbw, size = run.busbw_at_max_size, run.max_size
         if busbw is None or size is None or size < MIN_SIZE_BYTES:
             continue
         per_node = max(1, run.nranks // run.nodes)
+        if said is not None:
+            gpus = _reported_gpus(facts) or (ref.system.gpus_per_node if ref else per_node)
+            per_nic = _busbw_per_nic(said.gbps)
+            # the NICs the ranks of one node drive: their share of the node's NICs, at least one
+            links = max(1, min(said.count, said.count * per_node // max(1, gpus)))
+            expected = round(per_nic * links, 2)
+            basis = (f"reported by the user: {said.count}x {said.model} at {said.gbps:g} Gb/s"
+                     + (f" ({said.instance_type})" if said.instance_type else "")
+                     + f" for {gpus} GPUs; {per_nic:g} GB/s busbw per NIC x {links} NIC(s) for {per_node} rank(s) per node")
+            out.append(BusbwEfficiency(node=run.node, scope=run.scope, source=run.source, collective=run.collective,
+                                       nodes=run.nodes, nranks=run.nranks, busbw=busbw, size_bytes=size,
+                                       expected_busbw=expected, fraction=round(busbw / expected, 4), basis=basis,
+                                       provenance="reported"))
+            continue
+        if ref is None or not ref.nic_busbw_gbs:
+            continue
         links = min(per_node, nics) if nics else min(per_node, ref.system.nics_per_node)
         expected = ref.nic_busbw_gbs * links
         basis = (f"{ref.system.id} ({ref.basis}): {ref.nic_busbw_gbs:g} GB/s per {ref.system.nic} NIC x {links} "

@@ -149,7 +149,8 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
                 continue
             unknown = [c for c, s in zip(entry.when, states) if s is None]
             out.append(NcclReleaseIssue(
-                node=src.node, scope=src.scope, source=src.source, version=version, entry=entry.id,
+                node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,
+                version=version, entry=entry.id,
                 kind=entry.kind, cause=entry.cause,
                 applies="applies" if not unknown else "likely" if set(unknown) <= set(entry.unknown_ok) else "possible",
                 unknown=unknown, setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),

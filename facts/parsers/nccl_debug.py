@@ -744,7 +744,11 @@ class _State:
 
     def on_devlist(self, i: int, p: _Proc, transport: str, rest: str) -> None:
         head, semi, oob = rest.partition(";")
-        cut = not semi and transport != "Socket"
+        # NCCL's 1 KiB line buffer cuts long device lists; a short line without the OOB part was
+        # trimmed by whoever pasted it, and its last device is whole when it ends in a flag
+        tail = head.rstrip()
+        cut = not semi and transport != "Socket" and (
+            len(rest) >= 900 or not tail.upper().endswith(("/IB", "/ROCE", "/SHARP", "[RO]", ":1", ":2")))
         if cut:
             self.problem(i, f"NET/{transport} : Using line cut before its OOB part; device list may be incomplete")
         devices, roce, sharp = [], False, False

@@ -28,7 +28,8 @@ def test_triage_reply_on_shipped_case(tmp_path):
     assert f"`{expect['expect']['top']}`" in md.split("## Ranked hypotheses")[1].split("\n| 2 |")[0]
     for section in ("## What we could not check", "## Please run these and attach the output", "```mermaid"):
         assert section in md
-    assert "| unrecognized | `" in md  # the description is accounted for as an input
+    # the description is accounted for as an input, read as the user's own words
+    assert "description.txt` | prose |" in md
 
 
 def test_triage_missing_path_is_usage_error(tmp_path):

@@ -1,0 +1,94 @@
+"""Gazetteers: the cloud instance types, GPU SKUs and NIC models a ticket's prose may name.
+
+The tables are data (``kb/gazetteers/*.yaml``, loaded with ``yaml.safe_load`` and validated
+here), each row with the reference it was taken from; the prose reader
+(:mod:`clusterdx.facts.parsers.prose`) turns a name it finds into inventory facts through them.
+
+Examples:
+
+    >>> g = gazetteers()
+    >>> g.instance("A3-MEGAGPU-8G").nics, g.instance("a3-megagpu-8g").gpu
+    (8, 'H100')
+    >>> g.gpu("h100").model, g.nic("CX-7").gbps
+    ('H100', 400.0)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    names: list[str]
+    ref: str
+
+
+class GpuRow(_Row):
+    model: str
+    form: str = ""
+    forms: dict[str, str] = {}
+    memory_gb: float | None = None
+    nvlink: str = ""
+
+
+class NicRow(_Row):
+    model: str
+    gbps: float
+    interconnect: str = ""
+
+
+class InstanceRow(_Row):
+    id: str
+    provider: str
+    series: list[str] = []
+    gpu: str
+    gpus: int
+    nic: str
+    nics: int
+    nic_gbps: float
+    interconnect: str = ""
+
+
+class Gazetteers(BaseModel):
+    gpus: list[GpuRow]
+    nics: list[NicRow]
+    instances: list[InstanceRow]
+
+    def _find(self, rows, name: str):
+        key = name.strip().lower()
+        for row in rows:
+            if key in (n.lower() for n in row.names) or key in (s.lower() for s in getattr(row, "series", [])):
+                return row
+        return None
+
+    def gpu(self, name: str) -> GpuRow | None:
+        return self._find(self.gpus, name)
+
+    def nic(self, name: str) -> NicRow | None:
+        return self._find(self.nics, name)
+
+    def instance(self, name: str) -> InstanceRow | None:
+        return self._find(self.instances, name)
+
+
+def _load(name: str, key: str, schema: str) -> list:
+    text = resources.files("clusterdx.kb").joinpath(f"gazetteers/{name}").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict) or data.get("schema") != schema:
+        raise ValueError(f"kb/gazetteers/{name}: schema must be {schema}")
+    return data.get(key) or []
+
+
+@lru_cache(maxsize=1)
+def gazetteers() -> Gazetteers:
+    """The shipped gazetteers, validated (a broken row is a bug in the shipped data: it raises)."""
+    return Gazetteers(
+        gpus=_load("gpus.yaml", "gpus", "clusterdx/gazetteer/gpus/v1"),
+        nics=_load("nics.yaml", "nics", "clusterdx/gazetteer/nics/v1"),
+        instances=_load("instances.yaml", "instances", "clusterdx/gazetteer/instances/v1"),
+    )

@@ -1,0 +1,98 @@
+"""What a user states in a ticket's prose, where no tool measured it (``provenance: reported``).
+
+These types have no measured counterpart; a statement that does have one (an ``NCCL_*`` setting,
+the NCCL version, the GPU models, the kernel release, the platform role) is written as that
+measured type with ``provenance="reported"`` instead, so existing rules can read it. All of them
+come from :mod:`clusterdx.facts.parsers.prose`. ``text`` is the statement as written (cut to 200
+characters), so a reader of the report sees what the user said.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from clusterdx.facts.base import Fact
+
+
+class _Reported(Fact):
+    provenance: Literal["measured", "reported"] = "reported"
+    text: str = ""
+
+
+class ReportedContext(_Reported):
+    fact_type = "reported.context"
+    doc = "Where the user says the job runs: container runtime, Kubernetes pod, Slurm/Pyxis, VM, bare metal, cloud."
+    #: 'kubernetes', 'docker', 'podman', 'enroot', 'pyxis', 'apptainer', 'slurm', 'vm', 'bare-metal', 'cloud'
+    platform: str
+    #: 'container', 'guest', 'bare-metal' or 'scheduler' (Slurm says nothing about the role)
+    role: Literal["container", "guest", "bare-metal", "scheduler", "cloud"]
+    #: cloud provider when the statement names one ('aws', 'gcp', 'azure', 'oci'), else ''
+    provider: str = ""
+    #: cloud instance type or machine shape as written in the gazetteer ('p5.48xlarge'), else ''
+    instance_type: str = ""
+
+
+class ReportedInventory(_Reported):
+    fact_type = "reported.inventory"
+    doc = "Hardware the user says a node has: GPUs or NICs (model, count, rate), or a cloud instance type."
+    item: Literal["gpu", "nic", "instance"]
+    #: gazetteer key ('H100', 'ConnectX-7', 'p5.48xlarge')
+    model: str
+    #: per node, None when the statement gives no count
+    count: int | None = None
+    #: per NIC, Gb/s (stated, else the model's usual rate from the gazetteer), None for GPUs
+    gbps: float | None = None
+    #: 'SXM', 'PCIe', 'NVL' for GPUs when known, else ''
+    form: str = ""
+    #: 'InfiniBand', 'RoCE', 'Ethernet', 'EFA', 'NVLink', 'PCIe' when stated or known, else ''
+    interconnect: str = ""
+    #: the instance type this row was expanded from (gazetteer), '' when stated directly
+    instance_type: str = ""
+
+
+class ReportedVersion(_Reported):
+    fact_type = "reported.version"
+    doc = "A software version the user states: nccl, cuda, driver, pytorch, kernel, os."
+    component: Literal["nccl", "cuda", "driver", "pytorch", "kernel", "os"]
+    version: str
+    #: NCCL-style number (2.18.3 -> 21803) for nccl, major*100+minor for cuda, else None
+    version_num: int | None = None
+
+
+class ReportedSetting(_Reported):
+    fact_type = "reported.setting"
+    doc = "A setting the user states: NAME=VALUE, 'NAME: (not set)', 'BIOS: X Enabled'."
+    name: str
+    #: the value as written, '' when not set
+    value: str = ""
+    state: Literal["set", "unset", "enabled", "disabled"]
+    #: 'env' for an environment variable name (NCCL_*, UCX_*, ...), 'bios', else 'other'
+    kind: Literal["env", "bios", "other"]
+
+
+class ReportedChange(_Reported):
+    fact_type = "reported.change"
+    doc = "A before/after statement: what changed (component, from/to version) and which way the number moved."
+    #: 'nccl', 'cuda', 'driver', 'pytorch', 'kernel', 'os', 'bios', 'firmware', 'image', '' when not named
+    component: str = ""
+    from_version: str = ""
+    to_version: str = ""
+    direction: Literal["slower", "faster", "unknown"]
+    #: "twice as slow" -> 2.0, "3x slower" -> 3.0, None when not stated
+    factor: float | None = None
+    #: "30% slower" -> 30.0, None when not stated
+    percent: float | None = None
+
+
+class ReportedMetric(_Reported):
+    fact_type = "reported.metric"
+    doc = "A number with a unit the user states: busbw, algbw, bandwidth, step time, tokens/s, percent slower."
+    #: 'busbw', 'algbw', 'bandwidth', 'step_time', 'tokens_per_s', 'samples_per_s', 'tflops', 'mfu', 'slowdown_pct'
+    metric: str
+    value: float
+    #: unit as written ('GB/s', 'Gbps', 'ms', 's', 'tokens/s', '%')
+    unit: str
+    #: the value in the metric's canonical unit (GB/s, ms, tokens/s, samples/s, TFLOPS, %)
+    value_norm: float
+    #: row or column label of a table cell, or the words before the number ('node01-node02'), else ''
+    label: str = ""

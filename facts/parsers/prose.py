@@ -1,0 +1,663 @@
+"""prose - a ticket's own words (Markdown or plain text)
+
+What a user writes in a ticket: the execution context, the hardware, the versions, the settings,
+what changed and which way the number moved, numbers with units and Markdown tables of them.
+Every fact it yields has ``provenance="reported"``: a statement, weighed below a measurement
+(the engine lowers evidence resting on it one strength level, and a measured fact of the same
+type and key on the node replaces it, :mod:`clusterdx.facts.derive.reported`).
+
+Markdown is read with markdown-it-py (GFM tables on): code fences and indented code blocks
+hold logs and commands, so only settings (``export NCCL_X=1``) and versions are read from them,
+never context, changes or numbers; table rows give one metric per numeric cell whose column
+header names a metric and a unit (``busbw (GB/s)``), labelled by the row's first cell.
+
+Look-alikes: a GPU, NIC or instance named in a comparison or a past clause ("unlike the A100 we
+had before", "we moved from p4d", "compared to H100") is not inventory: a mention is skipped
+when a comparison or past word comes earlier in the same sentence. Context words under negation
+("not in a container", "outside Kubernetes") are skipped the same way. A version inside a path
+or file name (``/opt/nccl-2.18/lib``) is not a version statement.
+
+It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
+over it, and ingestion runs it on documents no format took (:func:`read_leftover`).
+
+Sample input::
+
+    ## Environment
+    - The job runs in Kubernetes pods, 2 nodes of 8x H100 SXM each
+    - NICs: 8x ConnectX-7 400G InfiniBand per node
+    - NCCL 2.19.3, CUDA 12.2, driver 535.104.05
+    - NCCL_IB_HCA: (not set)
+    - NCCL_DEBUG=INFO
+
+    Since the NCCL upgrade from 2.18.3 to 2.19.3 all_reduce is twice as slow.
+
+    | nodes | busbw (GB/s) |
+    |-------|--------------|
+    | 2     | 182.5        |
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document, ParseContext
+    >>> doc = Document.from_text(SAMPLE)
+    >>> ctx = ParseContext(doc, "prose"); parse(doc, ctx)
+    >>> sorted({f.fact_type for f in ctx.facts})  # doctest: +NORMALIZE_WHITESPACE
+    ['env.var', 'gpu.summary', 'nccl.version', 'platform.virtualization', 'reported.change',
+     'reported.context', 'reported.inventory', 'reported.metric', 'reported.setting',
+     'reported.version']
+    >>> {f.provenance for f in ctx.facts}
+    {'reported'}
+    >>> [(f.model, f.count, f.gbps) for f in ctx.facts if f.fact_type == "reported.inventory"]
+    [('H100', 8, None), ('ConnectX-7', 8, 400.0)]
+    >>> [(f.name, f.state) for f in ctx.facts if f.fact_type == "reported.setting"]
+    [('NCCL_IB_HCA', 'unset'), ('NCCL_DEBUG', 'set')]
+    >>> [(c.component, c.from_version, c.to_version, c.direction, c.factor)
+    ...  for c in ctx.facts if c.fact_type == "reported.change"]
+    [('nccl', '2.18.3', '2.19.3', 'slower', 2.0)]
+    >>> [(m.metric, m.value_norm, m.label, m.source.line) for m in ctx.facts if m.fact_type == "reported.metric"]
+    [('busbw', 182.5, '2', 12)]
+    >>> sniff(doc)
+    0.5
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.formats import Format
+from clusterdx.facts.gazetteer import Gazetteers, gazetteers
+
+SAMPLE = """\
+## Environment
+- The job runs in Kubernetes pods, 2 nodes of 8x H100 SXM each
+- NICs: 8x ConnectX-7 400G InfiniBand per node
+- NCCL 2.19.3, CUDA 12.2, driver 535.104.05
+- NCCL_IB_HCA: (not set)
+- NCCL_DEBUG=INFO
+
+Since the NCCL upgrade from 2.18.3 to 2.19.3 all_reduce is twice as slow.
+
+| nodes | busbw (GB/s) |
+|-------|--------------|
+| 2     | 182.5        |
+"""
+
+SNIFF_CONFIDENCE = 0.5
+#: characters of one line looked at; the rest of a longer line is cut with a warning
+MAX_LINE = 4000
+#: lines read: a ticket's text is short, a longer document is a log with some words in it
+MAX_LINES = 5000
+_TEXT_MAX = 200
+
+# -- patterns (each linear: no nested quantifiers over overlapping classes) ----------------------
+
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+_VER = r"(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?(?:-[0-9A-Za-z.]{1,40})?)"
+#: a version token ends at space, punctuation or +cuda...; never inside a path or a longer token
+_VER_END = r"(?=$|[\s,;:()\[\]'\"`+]|\.(?:\s|$))"
+_NOT_IN_PATH = r"(?<![\w/.\-=])"
+
+_VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
+    ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
+    ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
+    ("pytorch", re.compile(_NOT_IN_PATH + r"(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
+    ("kernel", re.compile(r"\bkernel(?:\s{0,3}version)?[\s:=]{1,4}v?(\d\.\d{1,2}(?:\.\d{1,4})?(?:-[0-9A-Za-z.\-_]{1,40})?)" + _VER_END, re.I)),
+    ("os", re.compile(r"\b((?:ubuntu|rhel|red hat enterprise linux|rocky(?: linux)?|centos|debian|sles|amazon linux|almalinux)\s{1,3}\d{1,4}(?:\.\d{1,2})?(?:\.\d{1,2})?)" + _VER_END, re.I)),
+]
+
+#: ENV_NAME=value, ENV_NAME: value, ENV_NAME: (not set); names with a known prefix or an underscore
+_SETTING = re.compile(
+    r"(?<![\w$])(?:export\s{1,4})?((?:NCCL|CUDA|UCX|FI|OMPI|PMIX|TORCH|PYTORCH|NVIDIA|OMP|GLOO|MASTER|"
+    r"RDMAV|MLX5|IBV|HOROVOD|SLURM|CUBLAS|CUDNN|NVSHMEM|TORCHELASTIC)_[A-Z0-9_]{1,60})"
+    r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200})",
+    re.I)
+_UNSET_WORDS = {"(not set)", "not set", "unset", "<unset>", "(unset)", "(none)", "(empty)", "not"}
+_BIOS = re.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)
+_BIOS_LEAD = re.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
+_SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
+
+_COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
+_RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
+_INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v2)?\b", re.I)),
+                  ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
+                  ("EFA", re.compile(r"\bEFA\b")),
+                  ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
+_GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
+
+#: a mention after one of these, in the same sentence, is about another system or the past
+_ASIDE = re.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|compared (?:to|with)|versus|vs\.?|than|"
+                    r"old|older|former|formerly|migrat\w*|moved from|upgraded from|switched from|replac\w*|other)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
+
+_CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
+    ("kubernetes", "container", re.compile(r"\b(?:kubernetes|k8s|GKE|EKS|AKS|kubeflow|pods?)\b", re.I)),
+    ("pyxis", "container", re.compile(r"\b(?:pyxis|--container-image)\b", re.I)),
+    ("enroot", "container", re.compile(r"\benroot\b", re.I)),
+    ("apptainer", "container", re.compile(r"\b(?:apptainer|singularity)\b", re.I)),
+    ("podman", "container", re.compile(r"\bpodman\b", re.I)),
+    ("docker", "container", re.compile(r"\b(?:docker|containers?|containeri[sz]ed)\b", re.I)),
+    ("slurm", "scheduler", re.compile(r"\b(?:slurm|srun|sbatch|salloc)\b", re.I)),
+    ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
+    ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
+]
+#: a context word must come with a statement that the job runs there, in the same sentence
+_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with)\b", re.I)
+
+_SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
+_FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
+_CHANGE = re.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
+                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|before)\b", re.I)
+_COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\bcuda\b", re.I)),
+               ("driver", re.compile(r"\bdriver\b", re.I)), ("pytorch", re.compile(r"\b(?:pytorch|torch)\b", re.I)),
+               ("kernel", re.compile(r"\bkernel\b", re.I)), ("bios", re.compile(r"\bBIOS\b", re.I)),
+               ("firmware", re.compile(r"\bfirmware\b", re.I)),
+               ("image", re.compile(r"\b(?:image|container)\b", re.I)),
+               ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
+_FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
+_ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
+_FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
+_PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
+                      r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
+
+#: number + unit; the unit decides the metric family, a nearby word refines it
+_NUM_UNIT = re.compile(
+    r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
+    r"sec(?:onds)?(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?|tokens?/s(?:ec)?|tok/s|samples?/s(?:ec)?|TFLOPS|TFLOP/s|"
+    r"s(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?)(?![\w/])",
+    re.I)
+_LINK_WORDS = re.compile(r"\b(?:NICs?|ports?|links?|adapters?|HCAs?|rails?|line rate|InfiniBand|RoCE|NDR|HDR|XDR)\b", re.I)
+_METRIC_WORDS = [("busbw", re.compile(r"\bbus\s?bw\b|\bbus bandwidth\b", re.I)),
+                 ("algbw", re.compile(r"\balg\s?bw\b|\balgorithm bandwidth\b", re.I)),
+                 ("step_time", re.compile(r"\b(?:step|iteration|iter)(?:[\s_-]time)?\b", re.I)),
+                 ("mfu", re.compile(r"\bMFU\b"))]
+
+
+def _unit_metric(unit: str, value: float, context: str) -> tuple[str, float] | None:
+    u = unit.lower()
+    if u in ("gb/s", "gbps", "gib/s") and unit not in ("Gbps",):
+        norm = value * (1.073741824 if u == "gib/s" else 1.0)
+        metric = "bandwidth"
+    elif u in ("gb/s", "gbps", "gbit/s"):
+        norm, metric = value / 8.0, "bandwidth"
+    elif u in ("ms", "msec", "ms/step"):
+        norm, metric = value, "time"
+    elif u.startswith("s") or u.startswith("sec"):
+        norm, metric = value * 1000.0, "time"
+    elif u.startswith("tok"):
+        return "tokens_per_s", value
+    elif u.startswith("sample"):
+        return "samples_per_s", value
+    else:
+        return "tflops", value
+    # Gb/s vs GB/s: case decides (b = bit)
+    if metric == "bandwidth":
+        if unit in ("Gb/s", "Gbps", "Gbit/s", "gb/s") and "B" not in unit:
+            norm = value / 8.0
+        else:
+            norm = value * (1.073741824 if u == "gib/s" else 1.0)
+        for name, pat in _METRIC_WORDS[:2]:
+            if pat.search(context):
+                return name, norm
+        return "bandwidth", norm
+    if _METRIC_WORDS[2][1].search(context) or "/step" in u or "/it" in u or "per" in u:
+        return "step_time", norm
+    return None  # a bare duration ("timeout after 30 s") is not a performance number
+
+
+def sniff(doc: Document) -> float:
+    """Minimum confidence for text with prose in it (words, not a table of numbers); else 0."""
+    wordy = 0
+    for line in doc.lines[:400]:
+        if len(_WORDS.findall(line[:MAX_LINE])) >= 4:
+            wordy += 1
+            if wordy >= 2:
+                return SNIFF_CONFIDENCE
+    return 0.0
+
+
+# -- Markdown structure ---------------------------------------------------------------------------
+
+
+def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tuple[int, list[str]]]]]]:
+    """(indices of lines inside code fences/blocks, tables as (header, [(row index, cells)]))."""
+    from markdown_it import MarkdownIt
+
+    # block structure only: inline parsing (emphasis, links) says nothing here and is the slow part
+    md = MarkdownIt("commonmark").enable("table").disable("inline")
+    skip = _dangling_fence(lines)
+    tokens = md.parse("\n".join(lines[skip:]))
+    code: set[int] = set()
+    tables: list[tuple[list[str], list[tuple[int, list[str]]]]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type in ("fence", "code_block") and tok.map:
+            code.update(range(tok.map[0] + skip, tok.map[1] + skip))
+        elif tok.type == "table_open":
+            header: list[str] = []
+            rows: list[tuple[int, list[str]]] = []
+            row: list[str] = []
+            row_line = 0
+            in_head = False
+            i += 1
+            while i < len(tokens) and tokens[i].type != "table_close":
+                t = tokens[i]
+                if t.type == "thead_open":
+                    in_head = True
+                elif t.type == "thead_close":
+                    in_head = False
+                elif t.type == "tr_open":
+                    row, row_line = [], (t.map[0] + skip if t.map else 0)
+                elif t.type == "inline":
+                    row.append(t.content.strip())
+                elif t.type == "tr_close":
+                    if in_head:
+                        header = row
+                    else:
+                        rows.append((row_line, row))
+                i += 1
+            tables.append((header, rows))
+        i += 1
+    return code, tables
+
+
+_FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
+
+
+def _dangling_fence(lines: list[str]) -> int:
+    """1 when the text starts with the closing fence of a code block opened before it (a pasted
+    transcript cut at its last command leaves the fence's end in the next part), else 0."""
+    fences = [i for i, ln in enumerate(lines) if _FENCE.match(ln)]
+    if len(fences) % 2 == 1 and not any(ln.strip() for ln in lines[:fences[0]]) \
+            and lines[fences[0]].strip() in ("```", "~~~"):
+        return fences[0] + 1
+    return 0
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, doc: Document, ctx: ParseContext):
+        self.doc, self.ctx = doc, ctx
+        self.g: Gazetteers = gazetteers()
+        self.seen: set[tuple[Any, ...]] = set()
+        self.roles: dict[str, tuple[int, str, str]] = {}
+        self.gpu_models: list[tuple[int, str, int | None]] = []
+        self.versions: dict[str, tuple[int, str]] = {}
+        self._gpu_names = sorted(((n, r) for r in self.g.gpus for n in r.names), key=lambda t: -len(t[0]))
+        self._nic_names = sorted(((n, r) for r in self.g.nics for n in r.names), key=lambda t: -len(t[0]))
+        self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
+                                  key=lambda t: -len(t[0]))
+        self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
+        self._nic_re = self._alternation([n for n, _ in self._nic_names])
+        self._inst_re = self._alternation([n for n, _ in self._inst_names])
+
+    @staticmethod
+    def _alternation(names: list[str]) -> re.Pattern[str]:
+        body = "|".join(re.escape(n).replace(r"\ ", r"\s{1,2}") for n in names)
+        return re.compile(r"(?<![\w.\-/])(?:" + body + r")(?![\w\-/]|\.\w)", re.I)
+
+    def add(self, cls: type, index: int, key: tuple[Any, ...], **fields: Any) -> None:
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        fields.setdefault("provenance", "reported")
+        if self.doc.redact:
+            from clusterdx.facts.redact import redact_text, redact_value
+
+            if "text" in fields:
+                fields["text"] = redact_text(fields["text"])
+            if "name" in fields and isinstance(fields.get("value"), str):
+                red = redact_value(fields["name"], fields["value"])
+                if cls.__name__ == "EnvVar":
+                    fields["redacted"] = red != fields["value"]
+                fields["value"] = red
+            if "evidence" in fields:
+                fields["evidence"] = redact_text(fields["evidence"])
+        self.ctx.add(cls, index, **fields)
+
+    # -- per line
+
+    def line(self, index: int, text: str, code: bool) -> None:
+        if len(text) > MAX_LINE:
+            self.ctx.warn(index, f"line of {len(text)} characters; read the first {MAX_LINE}")
+            text = text[:MAX_LINE]
+        self.settings(index, text)
+        self.versions_in(index, text)
+        if code:
+            return
+        for sentence, offset in _sentences(text):
+            self.context(index, sentence)
+            self.inventory(index, sentence)
+            self.change(index, sentence)
+            self.metrics(index, sentence)
+
+    def settings(self, index: int, text: str) -> None:
+        from clusterdx.facts.model.env import EnvVar
+        from clusterdx.facts.model.reported import ReportedSetting
+
+        for m in _SETTING.finditer(text):
+            name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
+            if sep in ("is", "was") and value.lower() not in _UNSET_WORDS:
+                continue
+            if value.lower() == "not" and not re.match(r"\s{1,3}set\b", text[m.end():], re.I):
+                continue
+            unset = value.lower() in _UNSET_WORDS
+            value = "" if unset else value.rstrip(".)")
+            state = "unset" if unset else "set"
+            self.add(ReportedSetting, index, ("setting", name), name=name, value=value, state=state,
+                     kind="env", text=_cut(text))
+            if not unset:
+                self.add(EnvVar, index, ("env", name), name=name, value=value)
+        for pat in (_BIOS, _SWITCH):
+            m = pat.search(text)
+            if not m:
+                continue
+            name = m.group(1).strip()
+            if pat is _BIOS:
+                name = _BIOS_LEAD.sub("", m.group(1)).strip(" :=-")
+                if not name or not name[0].isalpha():
+                    continue
+            if pat is _SWITCH and "bios" not in self.heading.lower():
+                continue
+            word = m.group(2).lower()
+            self.add(ReportedSetting, index, ("bios", name.lower()), name=name, value=m.group(2),
+                     state="enabled" if word in ("enabled", "on") else "disabled", kind="bios", text=_cut(text))
+            break
+
+    heading = ""
+
+    def versions_in(self, index: int, text: str) -> None:
+        from clusterdx.facts.model.nccl import NcclVersion
+        from clusterdx.facts.model.platform import KernelVersion
+        from clusterdx.facts.model.reported import ReportedVersion
+
+        for component, pat in _VERSION_PATTERNS:
+            for m in pat.finditer(text):
+                version = m.group(1).strip()
+                num = _version_num(component, version)
+                self.add(ReportedVersion, index, ("version", component, version.lower()), component=component,
+                         version=version, version_num=num, text=_cut(text))
+                self.versions.setdefault(component, (index, version))
+                if component == "nccl" and num is not None and version.count(".") == 2:
+                    self.add(NcclVersion, index, ("nccl.version", version), version=version.split("-")[0],
+                             version_num=num)
+                if component == "kernel":
+                    self.add(KernelVersion, index, ("kernel.version", version), release=version,
+                             origin="reported")
+
+    def context(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedContext
+
+        for platform, role, pat in _CONTEXTS:
+            for m in pat.finditer(sentence):
+                before = sentence[:m.start()]
+                if _NEGATION.search(before) or not _RUNS.search(sentence):
+                    continue
+                self.add(ReportedContext, index, ("context", platform), platform=platform, role=role,
+                         text=_cut(sentence))
+                if role in ("container", "guest", "bare-metal"):
+                    self.roles.setdefault(role, (index, platform, sentence))
+                break
+        for m in self._inst_re.finditer(sentence):
+            if _aside(sentence[:m.start()]):
+                continue
+            name = m.group(0)
+            row = next((r for n, r in self._inst_names if n.lower() == re.sub(r"\s+", " ", name.lower())), None)
+            if row is None:
+                continue
+            if "." not in name and "-" not in name and "_" not in name and " " not in name.strip() \
+                    and not re.search(r"\b(?:instances?|nodes?|aws|ec2|cluster|machines?|vms?)\b", sentence, re.I):
+                continue  # 'p5' alone is a word; 'p5 instances' is a machine type
+            self.instance(index, row, sentence)
+
+    def instance(self, index: int, row: Any, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedContext, ReportedInventory
+
+        self.add(ReportedContext, index, ("context", "cloud", row.id), platform="cloud", role="cloud",
+                 provider=row.provider, instance_type=row.id, text=_cut(sentence))
+        self.add(ReportedInventory, index, ("inv", "instance", row.id), item="instance", model=row.id, count=None,
+                 instance_type=row.id, interconnect=row.interconnect, text=_cut(sentence))
+        gpu = self.g.gpu(row.gpu)
+        self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu, count=row.gpus,
+                 form=gpu.form if gpu else "", instance_type=row.id, text=_cut(sentence))
+        self.gpu_models.append((index, row.gpu, row.gpus))
+        self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic, count=row.nics,
+                 gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, text=_cut(sentence))
+
+    def inventory(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedInventory
+
+        for m in self._gpu_re.finditer(sentence):
+            before = sentence[:m.start()]
+            if _aside(before):
+                continue
+            row = next(r for n, r in self._gpu_names if n.lower() == m.group(0).lower())
+            count = _count_before(before)
+            if count is None:
+                c = _GPU_COUNT.search(sentence)
+                count = int(c.group(1)) if c else None
+            after = sentence[m.end():m.end() + 16]
+            form = row.form
+            for suffix, f in row.forms.items():
+                if re.match(r"[\s\-]{0,2}" + re.escape(suffix) + r"\b", after, re.I):
+                    form = f
+                    break
+            self.add(ReportedInventory, index, ("inv", "gpu", row.model), item="gpu", model=row.model,
+                     count=count, form=form, text=_cut(sentence))
+            self.gpu_models.append((index, row.model, count))
+        for m in self._nic_re.finditer(sentence):
+            before = sentence[:m.start()]
+            if _aside(before):
+                continue
+            row = next(r for n, r in self._nic_names if n.lower() == re.sub(r"\s+", " ", m.group(0).lower()))
+            count = _count_before(before)
+            rate = _RATE.match(sentence[m.end():m.end() + 40])
+            gbps = float(rate.group(1)) if rate else row.gbps
+            interconnect = row.interconnect
+            for name, pat in _INTERCONNECTS:
+                if pat.search(sentence):
+                    interconnect = name
+                    break
+            self.add(ReportedInventory, index, ("inv", "nic", row.model), item="nic", model=row.model, count=count,
+                     gbps=gbps, interconnect=interconnect, text=_cut(sentence))
+
+    def change(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedChange, ReportedMetric
+
+        slower, faster = _SLOWER.search(sentence), _FASTER.search(sentence)
+        pct = _PERCENT.search(sentence)
+        if pct and (slower or faster):
+            value = float(pct.group(1) or pct.group(2))
+            metric = "slowdown_pct" if slower and not faster else "speedup_pct"
+            self.add(ReportedMetric, index, ("metric", metric, value, index), metric=metric, value=value, unit="%",
+                     value_norm=value, text=_cut(sentence))
+        if not _CHANGE.search(sentence) or not (slower or faster):
+            return
+        direction = "slower" if slower and not (faster and faster.start() < slower.start()) else "faster"
+        component = ""
+        for name, pat in _COMPONENTS:
+            if pat.search(sentence):
+                component = name
+                break
+        m = _FROM_TO.search(sentence) or _ARROW.search(sentence)
+        frm, to = (m.group(1), m.group(2)) if m else ("", "")
+        factor = None
+        f = _FACTOR.search(sentence)
+        if f:
+            word = (f.group(2) or "").lower()
+            factor = float(f.group(1)) if f.group(1) else {"twice": 2.0, "half": 2.0, "three times": 3.0,
+                                                           "2 times": 2.0, "3 times": 3.0}.get(word)
+        self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
+                 from_version=frm, to_version=to, direction=direction, factor=factor,
+                 percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+
+    def metrics(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedMetric
+
+        for m in _NUM_UNIT.finditer(sentence):
+            value = float(m.group(1))
+            got = _unit_metric(m.group(2), value, sentence)
+            if got is None:
+                continue
+            metric, norm = got
+            if metric == "bandwidth" and (self._nic_re.search(sentence) or _LINK_WORDS.search(sentence)):
+                continue  # '8x ConnectX-7 400 Gb/s', 'a 200G link': a rate, not a measured number
+            label = sentence[max(0, m.start() - 40):m.start()].strip(" :=-|*")
+            self.add(ReportedMetric, index, ("metric", metric, value, index, m.start()), metric=metric, value=value,
+                     unit=m.group(2), value_norm=round(norm, 4), label=label[-40:], text=_cut(sentence))
+
+    def table(self, header: list[str], rows: list[tuple[int, list[str]]]) -> None:
+        from clusterdx.facts.model.reported import ReportedMetric, ReportedSetting, ReportedVersion
+
+        heads = [h.lower() for h in header]
+        for row_index, cells in rows:
+            if not cells:
+                continue
+            label = cells[0]
+            # two-column key/value tables: settings and versions
+            if len(cells) == 2 and len(heads) == 2 and any(w in heads[0] for w in ("setting", "variable", "name", "component", "key", "software", "package")):
+                self.settings(row_index, f"{cells[0]}={cells[1]}" if cells[1] and "not set" not in cells[1].lower()
+                              else f"{cells[0]}: (not set)")
+                self.versions_in(row_index, f"{cells[0]} {cells[1]}")
+                continue
+            for col, cell in enumerate(cells[1:], start=1):
+                if col >= len(header):
+                    break
+                num = re.fullmatch(r"\s*(\d{1,7}(?:\.\d{1,4})?)\s*(?:([A-Za-z/%]{1,10}))?\s*", cell)
+                if not num:
+                    continue
+                head = header[col]
+                unit_m = re.search(r"\(([^)]{1,16})\)|\[([^\]]{1,16})\]", head)
+                unit = num.group(2) or (unit_m.group(1) or unit_m.group(2) if unit_m else "")
+                if not unit:
+                    continue  # a number without a unit says nothing
+                value = float(num.group(1))
+                if unit == "%":
+                    metric, norm = "percent", value
+                else:
+                    probe = _NUM_UNIT.fullmatch(f"{num.group(1)} {unit}")
+                    got = _unit_metric(probe.group(2), value, head) if probe else None
+                    if got is None:
+                        continue
+                    metric, norm = got
+                self.add(ReportedMetric, row_index, ("tmetric", row_index, col), metric=metric, value=value,
+                         unit=unit, value_norm=round(norm, 4), label=label[:40], text=_cut(" | ".join(cells)))
+        del ReportedSetting, ReportedVersion
+
+    def finish(self) -> None:
+        from clusterdx.facts.model.gpu import GpuSummary
+        from clusterdx.facts.model.platform import Virtualization
+
+        if len(self.roles) == 1:
+            role, (index, platform, sentence) = next(iter(self.roles.items()))
+            fields = {"container": platform} if role == "container" else {}
+            self.add(Virtualization, index, ("platform",), role=role, evidence=f"reported: {_cut(sentence, 120)}",
+                     **fields)
+        models = list(dict.fromkeys(m for _, m, _ in self.gpu_models))
+        if len(models) == 1:
+            index = self.gpu_models[0][0]
+            count = next((c for _, _, c in self.gpu_models if c), None)
+            driver = self.versions.get("driver", (0, ""))[1]
+            cuda = self.versions.get("cuda", (0, ""))[1]
+            self.add(GpuSummary, index, ("gpu.summary",), gpus=count or 0, attached_gpus=count, models=models,
+                     driver_version=driver, cuda_version=cuda)
+
+
+def _sentences(text: str):
+    start = 0
+    for m in re.finditer(r"[.!?;](?:\s|$)", text):
+        yield text[start:m.end()], start
+        start = m.end()
+    if start < len(text):
+        yield text[start:], start
+
+
+_CLAUSE = re.compile(r"[,;(]|\b(?:and|but|while|whereas|now|this one|these)\b", re.I)
+
+
+def _aside(before: str) -> bool:
+    """A comparison or past word earlier in the same clause (after the last comma, 'and', 'but')."""
+    clause = _CLAUSE.split(before)[-1]
+    return bool(_ASIDE.search(clause))
+
+
+def _count_before(before: str) -> int | None:
+    m = re.search(r"(?<![\w.])(\d{1,3})\s{0,2}(?:[x×]\s{0,2}|\s)(?:(?:NVIDIA|Mellanox|Nvidia)\s{1,2})?$", before)
+    if m:
+        n = int(m.group(1))
+        return n if 0 < n <= 512 else None
+    return None
+
+
+def _version_num(component: str, version: str) -> int | None:
+    parts = re.findall(r"\d+", version.split("-")[0].split("+")[0])
+    try:
+        if component == "nccl" and len(parts) >= 2:
+            return int(parts[0]) * 10000 + int(parts[1]) * 100 + (int(parts[2]) if len(parts) > 2 else 0)
+        if component == "cuda" and len(parts) >= 2:
+            return int(parts[0]) * 100 + int(parts[1])
+    except ValueError:
+        return None
+    return None
+
+
+def _cut(text: str, n: int = _TEXT_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def parse(doc: Document, ctx: ParseContext) -> None:
+    lines = doc.lines
+    if len(lines) > MAX_LINES:
+        ctx.warn(MAX_LINES, f"{len(lines)} lines: the user's words are read up to line {MAX_LINES} only")
+        lines = lines[:MAX_LINES]
+    try:
+        code, tables = _blocks(lines)
+    except Exception as exc:  # markdown-it never should; then read every line as prose
+        ctx.warn(None, f"Markdown structure not read: {type(exc).__name__}")
+        code, tables = set(), []
+    reader = _Reader(doc, ctx)
+    table_lines = set()
+    for header, rows in tables:
+        reader.table(header, rows)
+        table_lines.update(i for i, _ in rows)
+    for i, text in enumerate(lines):
+        stripped = text.lstrip()
+        if stripped.startswith("#") and i not in code:
+            reader.heading = stripped.lstrip("#").strip()
+        if i in table_lines or stripped.startswith("|"):
+            reader.settings(i, text[:MAX_LINE])
+            continue
+        reader.line(i, text, i in code)
+    reader.finish()
+    if not ctx.facts:
+        raise NotApplicable("no statement about context, hardware, versions, settings, changes or numbers")
+
+
+def read_leftover(doc: Document) -> ParseContext | None:
+    """Run the reader on a document no format took; None when it holds no statement."""
+    ctx = ParseContext(doc=doc, parser="prose")
+    try:
+        parse(doc, ctx)
+    except NotApplicable:
+        return None
+    return ctx
+
+
+FORMATS = [
+    Format(
+        name="prose",
+        command="(the ticket's description, as written)",
+        facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
+               "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
+               "gpu.summary", "platform.virtualization"),
+        sniff=sniff,
+        parse=parse,
+        description="a ticket's prose or Markdown: what the user states (facts with provenance 'reported')",
+    )
+]

@@ -1,0 +1,394 @@
+"""The prose reader: what a ticket states, as facts with provenance 'reported'."""
+
+import doctest
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.document import Document
+from clusterdx.facts.ingest import ingest, ingest_documents
+from clusterdx.facts.parsers import prose
+from tests.parsers.helpers import FORMATS, of_type, parse_or_refuse, parse_text
+
+PROSE = Path(__file__).parents[1] / "fixtures" / "prose"
+
+
+def read(text: str):
+    return parse_text("prose", text)
+
+
+def facts_of(text: str) -> list:
+    try:
+        return read(text).facts
+    except NotApplicable:
+        return []
+
+
+def one(ctx, fact_type: str):
+    found = of_type(ctx, fact_type)
+    assert len(found) == 1, [f.describe() for f in ctx.facts]
+    return found[0]
+
+
+def test_doctests():
+    assert doctest.testmod(prose).failed == 0
+
+
+def test_every_fact_is_reported():
+    ctx = parse_text("prose", prose.SAMPLE)
+    assert ctx.facts and all(f.provenance == "reported" for f in ctx.facts)
+
+
+# -- a realistic GitHub issue body, through ingestion ---------------------------------------------
+
+
+def issue():
+    res = ingest([PROSE / "github-issue-nccl-regression.md"])
+    [rec] = res.inputs
+    return rec, res.facts
+
+
+def test_issue_with_pasted_log_keeps_the_tool_parse_and_adds_the_prose():
+    rec, facts = issue()
+    assert rec.format == "nccl-debug" and rec.status == "parsed"
+    measured = [f for f in facts if f.provenance == "measured"]
+    reported = [f for f in facts if f.provenance == "reported"]
+    assert {f.fact_type for f in measured} == {"nccl.version", "nccl.net"}
+    assert rec.facts == len(facts) and "reported fact(s)" in rec.reason
+    # nothing reported comes from the lines the NCCL parser read
+    assert {f.source.line for f in reported}.isdisjoint({f.source.line for f in measured})
+
+
+def test_issue_change_statement():
+    _, facts = issue()
+    [c] = [f for f in facts if f.fact_type == "reported.change"]
+    assert (c.component, c.from_version, c.to_version, c.direction, c.percent) == \
+        ("nccl", "2.18.3", "2.21.5", "slower", 40.0)
+    assert c.source.line == 3
+
+
+def test_issue_inventory_skips_the_gpu_of_the_old_cluster():
+    _, facts = issue()
+    inv = {(f.item, f.model): f for f in facts if f.fact_type == "reported.inventory"}
+    assert ("gpu", "A100") not in inv  # "Unlike the A100 cluster we had before, ..."
+    assert (inv["gpu", "H100"].count, inv["gpu", "H100"].form) == (8, "PCIe")
+    nic = inv["nic", "ConnectX-6"]
+    assert (nic.count, nic.gbps, nic.interconnect) == (2, 200.0, "RoCE")
+
+
+def test_issue_versions_settings_and_bios():
+    _, facts = issue()
+    versions = {f.component: f.version for f in facts if f.fact_type == "reported.version"}
+    assert versions == {"cuda": "12.4", "driver": "550.54.15", "pytorch": "2.3.1",
+                        "kernel": "5.15.0-105-generic", "os": "Ubuntu 22.04"}
+    settings_ = {f.name: (f.state, f.value, f.kind) for f in facts if f.fact_type == "reported.setting"}
+    assert settings_["NCCL_IB_HCA"] == ("unset", "", "env")
+    assert settings_["NCCL_IB_GID_INDEX"] == ("unset", "", "env")
+    assert settings_["NCCL_SOCKET_IFNAME"] == ("set", "ens1f0", "env")
+    assert settings_["SR-IOV"] == ("enabled", "Enabled", "bios")
+    assert settings_["ACS"] == ("disabled", "Disabled", "bios")
+    [env] = [f for f in facts if f.fact_type == "env.var"]
+    assert (env.name, env.value, env.provenance) == ("NCCL_SOCKET_IFNAME", "ens1f0", "reported")
+
+
+def test_issue_path_with_a_version_is_not_a_version():
+    _, facts = issue()
+    # "/opt/nccl-2.18/lib/libnccl.so.2" on line 27 and the measured 2.21.5 in the fence
+    assert not [f for f in facts if f.fact_type == "reported.version" and f.component == "nccl"
+                and f.version.startswith("2.18")]
+
+
+def test_issue_table_gives_one_metric_per_unit_cell():
+    _, facts = issue()
+    rows = sorted((f.label, f.metric, f.value) for f in facts
+                  if f.fact_type == "reported.metric" and f.label.startswith("n0"))
+    assert rows == [("n01-n02", "algbw", 11.4), ("n01-n02", "busbw", 21.3), ("n01-n03", "busbw", 21.0),
+                    ("n03-n04", "algbw", 6.8), ("n03-n04", "busbw", 12.8)]  # '-' and '35' (no unit) skipped
+
+
+def test_issue_code_fence_is_not_read_as_context_or_numbers():
+    _, facts = issue()
+    # the fence says "we run inside a docker container, busbw 12 GB/s": a log line, not a statement
+    assert not [f for f in facts if f.fact_type == "reported.context" and f.platform == "docker"]
+    assert not [f for f in facts if f.fact_type == "reported.metric" and f.value == 12.0]
+    roles = {f.role for f in facts if f.fact_type == "reported.context"}
+    assert roles == {"container", "scheduler", "bare-metal"}  # Pyxis, Slurm, bare metal
+    # two different roles stated: no platform.virtualization twin is guessed
+    assert not [f for f in facts if f.fact_type == "platform.virtualization"]
+
+
+def test_crlf_note_through_ingestion():
+    res = ingest([PROSE / "crlf-note.txt"])
+    [rec] = res.inputs
+    assert (rec.format, rec.status) == ("prose", "parsed")
+    virt = [f for f in res.facts if f.fact_type == "platform.virtualization"]
+    assert [(v.role, v.container) for v in virt] == [("container", "docker")]
+    env = [f for f in res.facts if f.fact_type == "env.var"]
+    assert [(e.name, e.value) for e in env] == [("NCCL_DEBUG", "INFO")]  # no stray \r
+    steps = sorted(f.value_norm for f in res.facts if f.fact_type == "reported.metric" and f.metric == "step_time")
+    assert steps == [300.0, 410.0]
+
+
+# -- both sides of each extraction ----------------------------------------------------------------
+
+
+def test_number_with_and_without_unit():
+    assert one(read("all_reduce busbw is only 182.5 GB/s on two nodes\n"), "reported.metric").value_norm == 182.5
+    with pytest.raises(NotApplicable):
+        read("all_reduce busbw is only 182.5 on two nodes\n")
+
+
+def test_bits_are_not_bytes():
+    m = one(read("nccl-tests busbw reaches 400 Gb/s between the two hosts\n"), "reported.metric")
+    assert (m.metric, m.unit, m.value_norm) == ("busbw", "Gb/s", 50.0)
+
+
+def test_nic_rate_is_not_a_measured_bandwidth():
+    ctx = read("Each node has 8x ConnectX-7 at 400 Gbps\n")
+    assert not of_type(ctx, "reported.metric")
+    assert one(ctx, "reported.inventory").gbps == 400.0
+
+
+def test_a_bare_duration_is_not_a_step_time():
+    with pytest.raises(NotApplicable):
+        read("the watchdog fires after 30 s when the collective hangs\n")
+    assert one(read("the step time went up to 30 s per step\n"), "reported.metric").value_norm == 30000.0
+
+
+def test_not_set_versus_set():
+    unset = one(read("NCCL_IB_HCA: (not set)\n"), "reported.setting")
+    assert (unset.state, unset.value) == ("unset", "")
+    assert not of_type(read("NCCL_IB_HCA: (not set)\n"), "env.var")
+    ctx = read("NCCL_IB_HCA=mlx5_0,mlx5_1\n")
+    assert one(ctx, "reported.setting").state == "set"
+    assert one(ctx, "env.var").value == "mlx5_0"  # the list separator ends the token
+    ctx = read("export NCCL_IB_HCA=mlx5_0:1\n")
+    assert one(ctx, "env.var").value == "mlx5_0:1"
+
+
+def test_is_not_set_versus_is_important():
+    assert one(read("NCCL_IB_GID_INDEX is not set\n"), "reported.setting").state == "unset"
+    with pytest.raises(NotApplicable):
+        read("NCCL_IB_GID_INDEX is important\n")
+
+
+def test_lowercase_or_unknown_prefix_is_not_an_env_setting():
+    with pytest.raises(NotApplicable):
+        read("the foo=bar key is ignored\n")
+
+
+def test_secret_values_are_redacted():
+    ctx = read("export NCCL_DEBUG=INFO TORCH_HUB_TOKEN=abc123secret\n")
+    assert all("abc123secret" not in f.model_dump_json() for f in ctx.facts)
+
+
+def test_nccl_version_versus_a_path_holding_one():
+    v = one(read("We use NCCL 2.18.3 with CUDA 12.2\n"), "nccl.version")
+    assert (v.version, v.version_num, v.provenance) == ("2.18.3", 21803, "reported")
+    with pytest.raises(NotApplicable):
+        read("LD_LIBRARY_PATH points at /usr/local/nccl-2.18.3/lib\n")
+    with pytest.raises(NotApplicable):
+        read("we copied libnccl.so.2.18.3 over by hand\n")
+
+
+def test_two_part_nccl_version_is_reported_but_not_an_nccl_version_fact():
+    ctx = read("NCCL 2.18 is what the image ships\n")
+    assert one(ctx, "reported.version").version == "2.18"
+    assert not of_type(ctx, "nccl.version")
+
+
+def test_bios_line_enabled_and_disabled():
+    s = one(read("BIOS: SR-IOV Enabled\n"), "reported.setting")
+    assert (s.kind, s.name, s.state) == ("bios", "SR-IOV", "enabled")
+    s = one(read("BIOS setting C-States = Disabled\n"), "reported.setting")
+    assert (s.name, s.state) == ("C-States", "disabled")
+
+
+def test_switch_lines_count_as_bios_only_under_a_bios_heading():
+    assert one(read("## BIOS settings\n- IOMMU: Disabled\n"), "reported.setting").state == "disabled"
+    with pytest.raises(NotApplicable):
+        read("## Notes\n- Monitoring: Enabled\n")
+
+
+def test_gpu_count_and_form():
+    inv = one(read("a node has 8x H100 PCIe and nothing else\n"), "reported.inventory")
+    assert (inv.model, inv.count, inv.form) == ("H100", 8, "PCIe")
+    inv = one(read("We got H100 NVL cards in a new box\n"), "reported.inventory")
+    assert (inv.count, inv.form) == (None, "NVL")
+
+
+def test_longest_gpu_name_wins():
+    assert one(read("the rack holds 4x GB200 per tray\n"), "reported.inventory").model == "GB200"
+    assert one(read("four A10G GPUs in a g5 instance\n"), "reported.inventory").model == "A10G"
+
+
+def test_lookalike_gpu_in_a_comparison_is_skipped():
+    assert not [f for f in facts_of("Unlike the A100 we had before, throughput is worse now.\n")
+                if f.fact_type == "reported.inventory"]
+    ctx = read("It is slower than on H100 and we run 8x H200.\n")
+    assert [f.model for f in of_type(ctx, "reported.inventory")] == ["H200"]
+
+
+def test_gpu_name_inside_a_longer_token_is_not_a_gpu():
+    with pytest.raises(NotApplicable):
+        read("the file h100_results_v2.tar was uploaded to the bucket\n")
+
+
+def test_instance_type_expands_through_the_gazetteer():
+    ctx = read("The job runs on two a3-megagpu-8g nodes in GKE\n")
+    inv = {f.item: f for f in of_type(ctx, "reported.inventory")}
+    assert inv["instance"].model == "a3-megagpu-8g"
+    assert (inv["gpu"].model, inv["gpu"].count) == ("H100", 8)
+    assert (inv["nic"].count, inv["nic"].gbps) == (8, 200.0)
+    ctxs = {f.platform: f for f in of_type(ctx, "reported.context")}
+    assert ctxs["cloud"].provider == "gcp" and "kubernetes" in ctxs
+
+
+def test_short_instance_alias_needs_an_instance_word():
+    assert of_type(read("we rent p5 instances from AWS\n"), "reported.inventory")
+    with pytest.raises(NotApplicable):
+        read("see section p5 of the document for details\n")
+
+
+def test_moved_from_an_instance_type_is_not_inventory():
+    assert not [f for f in facts_of("We moved from p4d.24xlarge last month and it is fine otherwise\n")
+                if f.fact_type == "reported.inventory"]
+
+
+def test_context_statement_and_its_negation():
+    c = one(read("The job runs in Kubernetes pods on our cluster\n"), "reported.context")
+    assert (c.platform, c.role) == ("kubernetes", "container")
+    with pytest.raises(NotApplicable):
+        read("This does not run in a container at all\n")
+
+
+def test_change_direction_factor_and_component():
+    c = one(read("Since the NCCL upgrade it is twice as slow\n"), "reported.change")
+    assert (c.component, c.direction, c.factor) == ("nccl", "slower", 2.0)
+    c = one(read("After the driver update 2.18 -> 2.19 training got 3x faster\n"), "reported.change")
+    assert (c.component, c.direction, c.factor, c.from_version, c.to_version) == ("driver", "faster", 3.0, "2.18", "2.19")
+
+
+def test_a_slow_word_without_a_change_is_no_change():
+    assert not of_type(read("all_reduce busbw is slow at 20 GB/s\n"), "reported.change")
+
+
+def test_percent_slower():
+    ctx = read("The step is 25% slower after we changed the image.\n")
+    assert one(ctx, "reported.metric").metric == "slowdown_pct"
+    assert one(ctx, "reported.change").percent == 25.0
+
+
+def test_table_without_units_yields_nothing():
+    with pytest.raises(NotApplicable):
+        read("| pair | result |\n|---|---|\n| n1-n2 | 21.3 |\n")
+
+
+def test_key_value_table_of_settings():
+    ctx = read("| Variable | Value |\n|---|---|\n| NCCL_IB_HCA | mlx5_0 |\n| NCCL_NET_GDR_LEVEL | (not set) |\n")
+    got = {f.name: f.state for f in of_type(ctx, "reported.setting")}
+    assert got == {"NCCL_IB_HCA": "set", "NCCL_NET_GDR_LEVEL": "unset"}
+
+
+def test_nothing_to_say_is_not_applicable():
+    with pytest.raises(NotApplicable):
+        read("Hi team, any update on this one? Thanks a lot for looking into it.\n")
+
+
+def test_long_repeated_lines_stay_linear():
+    for text in ("NCCL " * 20000, "1.2.3 " * 20000, "| " * 20000, "8x " * 20000, "a" * 200000,
+                 "NCCL_X=" * 10000, "from 2.1 to " * 10000, "BIOS " * 20000):
+        start = time.perf_counter()
+        try:
+            read(text + "\n")
+        except NotApplicable:
+            pass
+        assert time.perf_counter() - start < 5.0, text[:20]
+
+
+def test_over_long_line_is_cut_with_a_warning():
+    ctx = read("NCCL 2.18.3 is in use " + "x" * (prose.MAX_LINE + 10) + "\n")
+    assert ctx.warnings and ctx.warnings[0][0] == 1
+    assert one(ctx, "reported.version").version == "2.18.3"
+
+
+# -- sniffing and ingestion -----------------------------------------------------------------------
+
+
+def test_sniff_is_the_minimum_for_prose_and_zero_for_numbers():
+    assert prose.sniff(Document.from_text("the job is slow on all nodes\nwe have no idea why this is\n")) == 0.5
+    assert prose.sniff(Document.from_text("1 2 3\n4 5 6\n")) == 0.0
+
+
+def test_every_tool_sample_keeps_its_format():
+    # the prose reader sniffs at the minimum: it never takes a tool's output from its parser
+    for path in sorted(FORMATS.iterdir()):
+        if path.is_file():
+            for rec in ingest([path]).inputs:
+                assert rec.format != "prose" or rec.status == "parsed", rec
+
+
+def test_unrecognized_text_without_statements_stays_unrecognized():
+    res = ingest_documents([Document.from_text("Thanks for looking into it, we appreciate it a lot.\n",
+                                               name="t.txt")])
+    assert res.inputs[0].status == "unrecognized" and not res.facts
+
+
+def test_formats_argument_without_prose_does_not_read_prose():
+    from clusterdx.facts.formats import all_formats
+
+    res = ingest_documents([Document.from_text("We run NCCL 2.18.3 in Docker on 8x H100.\n", name="t.txt")],
+                           formats=[all_formats()["sysctl"]])
+    assert res.inputs[0].status == "unrecognized"
+
+
+# -- contract -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=2000))
+def test_never_raises_anything_else(text):
+    parse_or_refuse("prose", text)
+
+
+_PIECES = st.sampled_from([
+    "## Environment\n", "- NCCL 2.18.3\n", "| a | busbw (GB/s) |\n", "|---|---|\n", "| x | 1.5 |\n", "```\n",
+    "NCCL_IB_HCA: (not set)\n", "since the upgrade it is 2x slower\n", "8x H100 SXM, 4x CX-7 400G\n",
+    "runs in Kubernetes pods\n", "\r\n", "BIOS: SR-IOV Enabled\n", "unlike the A100\n", "p5.48xlarge\n",
+    "step time 410 ms\n", "    indented code\n", "> quoted NCCL 2.19.3\n", "|", "`", "*", "\n",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=30))
+def test_markdown_shaped_input_never_raises(pieces):
+    text = "".join(pieces)
+    parse_or_refuse("prose", text)
+    res = ingest_documents([Document.from_text(text, name="t.md")])
+    assert len(res.inputs) == 1
+
+
+def test_very_long_document_is_read_up_to_a_limit_with_a_warning():
+    text = "filler line without statements\n" * prose.MAX_LINES + "We use NCCL 2.18.3 here.\n"
+    with pytest.raises(NotApplicable):
+        read(text)  # the statement lies past the limit
+    ctx = read("We use NCCL 2.18.3 here.\n" + "filler line without statements\n" * prose.MAX_LINES)
+    assert ctx.warnings and ctx.warnings[0][0] == prose.MAX_LINES + 1
+
+
+def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
+    log = ("gpu-01:11:11 [0] NCCL INFO NCCL version 2.19.3+cuda12.2\n"
+           "gpu-01:11:11 [0] NCCL INFO Using network IB and the job runs in Docker.\n"
+           "We ran this on 8x H100 and the busbw was only 20 GB/s after the update.\n"
+           "It got twice as slow since the NCCL upgrade, in Kubernetes pods.\n")
+    res = ingest_documents([Document.from_text(log, name="nccl.log")])
+    assert res.inputs[0].format == "nccl-debug"
+    assert not [f for f in res.facts if f.provenance == "reported"]  # no Markdown: the log's alone
+    md = "## What we see\n" + log
+    res = ingest_documents([Document.from_text(md, name="ticket.md")])
+    reported = [f for f in res.facts if f.provenance == "reported"]
+    assert {f.source.line for f in reported} <= {4, 5}  # the two sentences, not the log lines
+    assert any(f.fact_type == "reported.change" for f in reported)

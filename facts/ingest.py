@@ -755,6 +755,21 @@ class _Run:
 
         def finish(**kw) -> InputRecord:
             reason = kw.pop("reason", "")
+            sigs = _signatures(doc, kw.get("format"), kw.get("status"))
+            if sigs:
+                self.result.facts.extend(sigs)
+                kw["facts"] = kw.get("facts", 0) + len(sigs)
+                note = f"{len(sigs)} known error/log signature(s) found"
+                if kw.get("status") == "unrecognized":
+                    kw.update(format="text", status="parsed")
+                    reason = f"no tool format matched; {note}"
+                else:
+                    reason = "; ".join(filter(None, [reason, note]))
+            elif kw.get("status") == "unrecognized" and any(f.name == "prose" and sc >= MIN_CONFIDENCE
+                                                              for f, sc in ranked):
+                # the user's words, read: nothing in them the rules use, which is not "unrecognized"
+                kw.update(format="prose", status="parsed")
+                reason = "read as the user's own words; no statement in it that the rules use"
             if truncated_note:
                 reason = f"{truncated_note}; {reason}" if reason else truncated_note
                 if kw.get("status") == "parsed":
@@ -833,6 +848,19 @@ class _Run:
         reason = f"read as the user's own words (facts reported, not measured): {why}"
         return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
                       reason=reason, facts=len(ctx.facts))
+
+
+def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact]:
+    """Known error and log signatures in a text document (kb/reference/signatures.yaml); in the
+    user's own words (prose, or no format at all) they are reported, in a tool's output measured."""
+    if doc.raw is not None or status == "error":
+        return []
+    from clusterdx.facts.signatures import scan
+
+    try:
+        return list(scan(doc, reported=fmt in (None, "prose")))
+    except Exception:  # a broken signature table must not cost the document its record
+        return []
 
 
 def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) -> ParseContext | None:

@@ -1,0 +1,96 @@
+"""Known error and log signatures found in any text input, and their look-alikes."""
+
+from __future__ import annotations
+
+import doctest
+import time
+
+import pytest
+
+from clusterdx.facts import signatures
+from clusterdx.facts.document import Document
+from clusterdx.facts.ingest import ingest_documents
+
+HITS = [
+    ("gpu-a:1201:1390 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>", "nccl-net-socket-in-use"),
+    ("NCCL INFO Channel 00 : 0[0] -> 1[0] [send] via NET/Socket/0", "nccl-net-socket-in-use"),
+    ("node1:55:55 [0] NCCL INFO NET/IB : No device found.", "nccl-ib-no-device"),
+    ("fi_getinfo: -61 (No data available)", "libfabric-no-efa-provider"),
+    ("libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0",
+     "ibverbs-no-userspace-driver"),
+    ("ls: cannot access '/dev/infiniband': No such file or directory", "infiniband-device-missing"),
+    ("NCCL INFO GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "gdr-disabled-for-hca"),
+    ("lsmod shows nvidia_peermem is not loaded on node 2", "peermem-not-loaded"),
+    ("NCCL WARN Error: failed to extend /dev/shm/nccl-Ab12 to 9637892 bytes", "shm-exhausted"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+     "bus-error-shm"),
+    ("AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000e address=0xf8c00000 flags=0x0020]",
+     "iommu-io-page-fault"),
+    ("DMAR: DRHD: handling fault status reg 3", "dmar-fault"),
+    ("NCCL WARN Cuda failure 'peer access is not supported between these two devices'", "peer-access-not-supported"),
+]
+
+LOOKALIKES = [
+    "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",   # RDMA in use
+    "we mounted /dev/shm with 32G and it works",                        # shm mentioned, no failure
+    "iommu: Default domain type: Passthrough",                           # IOMMU line, no fault
+    "nvidia_peermem 16384 0",                                            # module loaded (lsmod)
+    "ls -l /dev/infiniband",                                             # the command, no error
+]
+
+
+def _found(line: str) -> set[str]:
+    return {f.signature for f in signatures.scan(Document.from_text(line + "\n", name="t"))}
+
+
+def test_doctests():
+    assert doctest.testmod(signatures).failed == 0
+
+
+@pytest.mark.parametrize("line,sig", HITS)
+def test_signature_found(line, sig):
+    assert sig in _found(line)
+
+
+@pytest.mark.parametrize("line", LOOKALIKES)
+def test_lookalike_not_found(line):
+    assert _found(line) == set()
+
+
+def test_every_entry_has_a_node_in_the_kb_and_a_hit_above():
+    from clusterdx.engine.kb import load_kb
+
+    kb = load_kb()
+    tested = {s for _, s in HITS}
+    for e in signatures.table().entries:
+        assert e.node in kb.nodes, e.id
+        assert e.needle == e.needle.lower(), e.id
+        assert e.id in tested or e.id in {"ofi-no-providers", "memlock-limit", "nccl-p2p-disabled-notice"}, e.id
+
+
+def test_reported_in_prose_measured_in_a_log():
+    prose = Document.from_text("Inside the container we always get fi_getinfo: -61 (No data available) when we run it.\n"
+                               "The same command works on the host, so something about the image is different.\n",
+                               name="notes.md")
+    log = Document.from_text("node1:55:55 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                             "node1:55:55 [0] NCCL INFO NET/IB : No device found.\n", name="log.txt")
+    res = ingest_documents([prose, log])
+    by_input = {f.source.input: f for f in res.facts if f.fact_type == "text.signature"}
+    assert by_input["notes.md"].provenance == "reported"
+    assert by_input["log.txt"].provenance == "measured"
+    assert all(r.status == "parsed" for r in res.inputs)
+
+
+def test_unrecognized_text_with_a_signature_is_read():
+    doc = Document.from_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                             "RuntimeError: NCCL error: unhandled system error, NCCL WARN Cuda failure "
+                             "'peer access is not supported between these two devices'\n", name="x")
+    [rec] = ingest_documents([doc]).inputs
+    assert (rec.format, rec.status, rec.facts) == ("text", "parsed", 1) and "signature" in rec.reason
+
+
+def test_long_lines_are_cheap():
+    doc = Document.from_text(("shm " * 50_000 + "\n") * 20 + ("peer " * 50_000 + "\n") * 20, name="big")
+    t = time.process_time()
+    signatures.scan(doc)
+    assert time.process_time() - t < 5

@@ -35,7 +35,7 @@ def _decisive_files():
     for c in case_dirs():
         spec = load_plain(c / "expect.yaml") or {}
         top_id = (spec.get("expect") or {}).get("top")
-        if not top_id:
+        if not top_id or spec.get("corpus") == "public":
             continue
         report = diagnose(collect_paths([c / "input"]), kb=KB)
         top = next((h for h in report.hypotheses if h.id == top_id), None)

@@ -84,6 +84,10 @@ DEFAULT_PROBES: tuple[Probe, ...] = (
                                         "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                                         "pcie.link.width.max,pstate", "--format=csv"),
           format="nvidia-smi-query-gpu", kb_probe="nvidia-smi-fabric-query"),
+    # -- libraries and device files the job can see (ls exits 2 when one of them is missing)
+    Probe("ls-device-nodes", argv=("ls", "-l", "/dev/infiniband", "/dev/shm"), ok_codes=frozenset({0, 1, 2}),
+          format="ls", kb_probe="ls-device-nodes"),
+    Probe("ldconfig-libraries", argv=("ldconfig", "-p"), format="ldconfig", kb_probe="ldconfig-libraries"),
     # -- InfiniBand / RoCE, PCIe
     Probe("ibstat", argv=("ibstat",), format="ibstat"),
     Probe("ibv-devinfo", argv=("ibv_devinfo", "-v"), format="ibv_devinfo"),

@@ -389,7 +389,10 @@ FORMATS = [
                "gpu.fabric", "gpu.process", "gpu.summary"),
         sniff=sniff,
         parse=parse,
-        command_patterns=(r"\bnvidia-smi\b.*--query-(?:gpu|compute-apps|accounted-apps)[=\s]",),
+        # a fabric/PCIe-link-only field list is the narrower nvidia-smi-query-gpu format's
+        command_patterns=(r"\bnvidia-smi\b.*--query-(?:compute-apps|accounted-apps)[=\s]",
+                          r"\bnvidia-smi\b.*--query-gpu[=\s](?:[\w.]+,)*(?!(?:index|pci\.bus_id|pstate|fabric\.[\w.]+"
+                          r"|pcie\.link\.[\w.]+)(?:[,\s]|$))[a-z]"),
         description="nvidia-smi --query-gpu / --query-compute-apps CSV with any field list "
                     "(header or noheader, with or without units)",
     )

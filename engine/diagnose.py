@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Sequence
@@ -59,6 +59,8 @@ class Collected:
     inputs: list[Any]
     facts: list[Fact]
     paths: list[str]
+    #: names resolved to another node (alias -> node), from :mod:`clusterdx.facts.nodes`
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
@@ -66,7 +68,7 @@ def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope
     from clusterdx.facts.ingest import ingest
 
     result = ingest(paths, node=node, scope=scope, redact=redact)
-    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths])
+    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths], dict(result.aliases))
 
 
 def collect_live(redact: bool = True) -> Collected:
@@ -76,7 +78,7 @@ def collect_live(redact: bool = True) -> Collected:
     docs, notes = collect_documents(redact=redact)
     result = ingest_documents(docs, redact=redact)
     inputs = list(result.inputs) + notes
-    return Collected(inputs, list(result.facts), ["<this machine>"])
+    return Collected(inputs, list(result.facts), ["<this machine>"], dict(result.aliases))
 
 
 @dataclass
@@ -156,6 +158,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         target=target.paths,
         baseline=baseline.paths if baseline else [],
         nodes=sorted({f.node for f in target.facts}),
+        node_aliases=dict(target.aliases),
         inputs=inputs,
         hypotheses=hypotheses,
         not_evaluated=_not_evaluated(kb, results),

@@ -97,12 +97,25 @@ class InputRecord(BaseModel):
     size_bytes: int = 0
     facts: int = 0
     warnings: list[InputWarning] = Field(default_factory=list)
+    #: the nodes this input's facts went to, when they went to more than one (a job-wide NCCL log)
+    nodes: list[str] = Field(default_factory=list)
 
 
 @dataclass
 class IngestResult:
     inputs: list[InputRecord] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    #: names the inputs gave a machine that resolved to another name (alias -> node); see
+    #: :mod:`clusterdx.facts.nodes`
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def _resolved(result: IngestResult, node: str | None) -> IngestResult:
+    """The result with every fact's and record's node resolved in one place (facts/nodes.py)."""
+    from clusterdx.facts.nodes import apply_to_records, resolve
+
+    res = resolve(result.facts, [r.node for r in result.inputs], node=node)
+    return IngestResult(apply_to_records(result.inputs, res), res.facts, res.aliases)
 
 
 # -- node and scope attribution -----------------------------------------------------------------
@@ -192,7 +205,7 @@ def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str |
     run = _Run(limits or Limits(), node, scope, redact, formats)
     for p in paths:
         run.add_path(p)
-    return run.result
+    return _resolved(run.result, node)
 
 
 def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
@@ -216,7 +229,7 @@ def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
         start = d.first_line
         end = d.first_line + len(d.lines) - 1 if d.lines else 0
         run.process(d, path=d.name, size=size, line_start=start, line_end=end)
-    return run.result
+    return _resolved(run.result, node)
 
 
 def _coerce_scope(scope: str | Scope | None) -> Scope | None:

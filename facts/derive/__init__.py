@@ -13,9 +13,10 @@ from typing import Any, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
 from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement
+from clusterdx.facts.derive import platform as platform_role
 from clusterdx.facts.reference import Selected
 
-DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive)
+DERIVERS = (platform_role.derive, env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
 
@@ -38,6 +39,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "ib.link_health": frozenset({"ib.port"}),
     "nccl.roce_config": frozenset({"nccl.net"}),
     "proc.thread_load": frozenset({"proc.status"}),
+    "platform.role": frozenset({"platform.virtualization", "cpu.info", "platform.dmi", "env.dump"}),
 }
 
 

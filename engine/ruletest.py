@@ -139,6 +139,7 @@ def run_case(kb: KnowledgeBase, rule_id: str, name: str, case: dict[str, Any], g
              base: Path) -> CaseOutcome:
     from clusterdx.engine.diagnose import render_message
     from clusterdx.facts.derive import derive_all
+    from clusterdx.facts.derive import platform as platform_role
     from clusterdx.facts.nodes import resolve
 
     expect = case.get("expect") or {}
@@ -148,6 +149,9 @@ def run_case(kb: KnowledgeBase, rule_id: str, name: str, case: dict[str, Any], g
         if case.get("artifacts"):
             facts += derive_all(_artifact_facts(list(case["artifacts"]), base))
         facts = resolve(facts).facts
+        # the effective platform role, once over the case's facts (unless the case gives one)
+        facts = [f for f in facts if f.fact_type != "platform.role" or f.source.parser == "test"]
+        facts += platform_role.derive(facts)
         engine = RuleEngine(kb, [rule_id], {rule_id: case.get("params") or {}})
         try:
             results, _ = engine.evaluate(facts)

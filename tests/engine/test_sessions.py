@@ -9,7 +9,7 @@ from clusterdx.engine.kb import load_kb
 from clusterdx.engine.ruletest import make_facts
 
 KB = load_kb()
-RULE = "vm-guest-smmu-cmdq-hot"  # perf.symbol_family joined with a guest sign (cpu.info here)
+RULE = "vm-guest-smmu-cmdq-hot"  # perf.symbol_family joined with the node's platform.role (from cpu.info here)
 
 
 def smmu(node: str) -> dict:
@@ -29,7 +29,10 @@ def engine():
 
 
 def outcome(engine, spec):
-    (result,), _ = engine.evaluate(make_facts(spec, "t"))
+    from clusterdx.facts.derive import platform as platform_role
+
+    facts = make_facts(spec, "t")
+    (result,), _ = engine.evaluate(facts + platform_role.derive(facts))  # as diagnose derives it
     return result
 
 

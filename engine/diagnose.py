@@ -135,8 +135,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     scored = score(graph, refs, bound, site.priors)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out)
                   for rank, s in enumerate(reportable(scored), 1)]
-    present = {f.fact_type for f in facts}
-    suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in facts],
+    # platform.role summarises facts that are in hand themselves (virt probes, lscpu): it is not a
+    # collection, so it neither puts a cause "in context" nor rules a probe out
+    known = [f for f in facts if f.fact_type != "platform.role"]
+    present = {f.fact_type for f in known}
+    suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in known],
                           engine_rules={r.id: r for r in engine.rules}) if next_probes else []
     if gap is not None:
         # a busbw gap is explained only by causes that act through slower collectives

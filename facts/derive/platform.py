@@ -48,6 +48,17 @@ _VM_DMI = re.compile(r"\b(?:QEMU|KVM|VMware|VirtualBox|innotek|Bochs|HVM domU|Vi
                      r"Google Compute Engine|Standard PC \((?:Q35|i440FX))", re.IGNORECASE)
 
 
+#: when only a scope (manifest, --scope, a container command) decides the role, the fact the role
+#: points at is one that describes the machine, in this order, rather than whichever came first
+_IDENTITY_TYPES = ("cpu.info", "kernel.version", "dmesg.summary", "platform.dmi", "numa.topology")
+
+
+def _better_scoped(current: Fact | None, f: Fact) -> Fact:
+    def rank(x: Fact) -> int:
+        return _IDENTITY_TYPES.index(x.fact_type) if x.fact_type in _IDENTITY_TYPES else len(_IDENTITY_TYPES)
+    return f if current is None or rank(f) < rank(current) else current
+
+
 def _node_role(node: str, facts: Sequence[Fact]) -> PlatformRole:
     guest: list[str] = []
     container: list[str] = []
@@ -57,6 +68,7 @@ def _node_role(node: str, facts: Sequence[Fact]) -> PlatformRole:
     in_vm_container = False
     first = facts[0]
     decider: Fact | None = None
+    scoped: Fact | None = None  # the fact to point at when only a scope decided
     for f in facts:
         t = f.fact_type
         if t == "platform.virtualization":
@@ -91,12 +103,12 @@ def _node_role(node: str, facts: Sequence[Fact]) -> PlatformRole:
             sig = f"scope: vm-guest ({f.source.input})"
             if sig not in guest:
                 guest.append(sig)
-                decider = decider or f
+            scoped = _better_scoped(scoped, f)
         elif f.scope == Scope.container and t != "env.dump":
             sig = f"scope: container ({f.source.input})"
             if sig not in container:
                 container.append(sig)
-                decider = decider or f
+            scoped = _better_scoped(scoped, f)
         elif f.scope == Scope.hypervisor:
             sig = f"scope: hypervisor ({f.source.input})"
             if sig not in hyper:
@@ -114,7 +126,7 @@ def _node_role(node: str, facts: Sequence[Fact]) -> PlatformRole:
         role, signals = "bare-metal", bare
     else:
         role, signals = "unknown", []
-    src = (decider or first).source
+    src = (decider or scoped or first).source
     return PlatformRole(node=node, scope=Scope.unknown, source=src, role=role,
                         guest=True if guest else (False if bare or hyper else None),
                         in_container=True if container else (False if bare or guest else None),

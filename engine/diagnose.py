@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Sequence
@@ -59,6 +59,8 @@ class Collected:
     inputs: list[Any]
     facts: list[Fact]
     paths: list[str]
+    #: names resolved to another node (alias -> node), from :mod:`clusterdx.facts.nodes`
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
@@ -66,7 +68,7 @@ def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope
     from clusterdx.facts.ingest import ingest
 
     result = ingest(paths, node=node, scope=scope, redact=redact)
-    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths])
+    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths], dict(result.aliases))
 
 
 def collect_live(redact: bool = True) -> Collected:
@@ -76,7 +78,7 @@ def collect_live(redact: bool = True) -> Collected:
     docs, notes = collect_documents(redact=redact)
     result = ingest_documents(docs, redact=redact)
     inputs = list(result.inputs) + notes
-    return Collected(inputs, list(result.facts), ["<this machine>"])
+    return Collected(inputs, list(result.facts), ["<this machine>"], dict(result.aliases))
 
 
 @dataclass
@@ -134,8 +136,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status)
                   for rank, (s, status) in enumerate(listed, 1)]
-    present = {f.fact_type for f in facts}
-    suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in facts],
+    # platform.role summarises facts that are in hand themselves (virt probes, lscpu): it is not a
+    # collection, so it neither puts a cause "in context" nor rules a probe out
+    known = [f for f in facts if f.fact_type != "platform.role"]
+    present = {f.fact_type for f in known}
+    suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in known],
                           engine_rules={r.id: r for r in engine.rules}) if next_probes else []
     if gap is not None:
         # a busbw gap is explained only by causes that act through slower collectives
@@ -159,6 +164,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         target=target.paths,
         baseline=baseline.paths if baseline else [],
         nodes=sorted({f.node for f in target.facts}),
+        node_aliases=dict(target.aliases),
         inputs=inputs,
         hypotheses=hypotheses,
         not_evaluated=_not_evaluated(kb, results),

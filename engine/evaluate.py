@@ -1,8 +1,22 @@
 """Run the compiled rules over one set of facts: each rule ends fired, refuted, silent or not evaluated.
 
 The rule engine is loaded once per process and knowledge-base version (:class:`RuleEngine`);
-every call to :meth:`RuleEngine.evaluate` is a fresh session, so a conclusion is a pure function of
-the facts given.
+every call to :meth:`RuleEngine.evaluate` runs fresh sessions, so a conclusion is a pure function
+of the facts given.
+
+**One session per node.** The rules are compiled once; the facts are split into sessions
+(:func:`split_sessions`) and each runs in its own fresh durable session, so a rule never joins
+facts of two machines. The facts' nodes were resolved in one place before
+(:mod:`clusterdx.facts.nodes`). A ticket that names at most one host is one session. In a
+multi-host ticket each host's session holds that host's facts plus the *job-level* facts: those
+that name no host (a file the ticket does not place) and those that describe the whole job
+(:data:`JOB_LEVEL_TYPES`: an nccl-tests run, a training job's step times). That is the job-wide
+session joined with each host: a rule that matches only job-level facts matches the same facts
+in every host session and is counted once; a rule that joins a host fact with a job-level fact
+fires on that host. A rule's results across sessions merge into one :class:`RuleResult`: fired
+(or refuted) when any session fired it, with the matches of all sessions, silent when some
+session could evaluate it and none fired it, and *not evaluated* only when no session had the
+facts it requires (its ``missing`` is that of the session that came closest).
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ from clusterdx.engine.durable import DurableSession, compile_ruleset
 from clusterdx.engine.ir import CompiledRule, Emit, Pattern, compile_rule
 from clusterdx.engine.kb import KnowledgeBase
 from clusterdx.facts.base import Fact
+from clusterdx.facts.nodes import is_unlabelled
 
 Outcome = Literal["fired", "refuted", "silent", "not_evaluated"]
 
@@ -38,6 +53,39 @@ class RuleResult:
     evidence: tuple[Emit, ...] = ()
     #: parameter values in force (defaults plus site or test overrides), for messages
     params: dict[str, Any] = field(default_factory=dict)
+
+
+#: fact types that describe the whole job rather than one machine: in a multi-host ticket they
+#: join every host's session (see the module docstring)
+JOB_LEVEL_TYPES = frozenset({
+    "nccltests.run", "nccltests.result", "nccltests.efficiency",
+    "train.job", "train.timer", "train.step_stats", "compare.metric",
+})
+
+
+def split_sessions(facts: Sequence[Fact]) -> list[tuple[str, list[int]]]:
+    """(session name, fact indexes) per session: one per host, each with the job-level facts; a
+    single session of every fact when at most one host is named.
+
+    >>> from clusterdx.facts.base import SourceRef
+    >>> from clusterdx.facts.model.kernel import Sysctl
+    >>> s = lambda n: Sysctl(node=n, source=SourceRef(input="x", line=1, parser="t"), key="k", value="1")
+    >>> split_sessions([s("a"), s("node"), s("b"), s("a")])
+    [('a', [0, 1, 3]), ('b', [1, 2])]
+    >>> split_sessions([s("a"), s("node")])
+    [('a', [0, 1])]
+    """
+    hosts: dict[str, list[int]] = {}
+    shared: list[int] = []
+    for i, f in enumerate(facts):
+        if is_unlabelled(f.node) or f.fact_type in JOB_LEVEL_TYPES:
+            shared.append(i)
+        else:
+            hosts.setdefault(f.node, []).append(i)
+    if len(hosts) <= 1:
+        name = next(iter(hosts), "job")
+        return [(name, list(range(len(facts))))]
+    return [(h, sorted(idx + shared)) for h, idx in sorted(hosts.items())]
 
 
 def describe_requirement(pattern: Pattern) -> str:
@@ -67,35 +115,60 @@ class RuleEngine:
 
     def evaluate(self, facts: Sequence[Fact]) -> tuple[list[RuleResult], list[str]]:
         payloads = [f.payload() for f in facts]
-        run = self._session.run(payloads)
         by_rule: dict[int, list[Match]] = {}
+        neg_only: dict[int, list[Match]] = {}
         counts: dict[int, int] = {}
-        for firing in run.firings:
-            conj = self.rules[firing.rule_index].conjunctions[firing.conjunction]
-            counts[firing.rule_index] = counts.get(firing.rule_index, 0) + 1
-            kept = by_rule.setdefault(firing.rule_index, [])
-            if len(kept) < MAX_MATCHES:
-                kept.append(Match(firing.conjunction,
-                                  {p.alias: facts[i] for p, i in zip(conj.positives, firing.facts)}))
+        seen: dict[int, set[tuple[int, tuple[int, ...]]]] = {}
+        evaluable: set[int] = set()
+        closest: dict[int, list[Pattern]] = {}
+        warnings: list[str] = []
+        for _name, idx in split_sessions(facts):
+            sub = [payloads[i] for i in idx]
+            run = self._session.run(sub)  # compiled once; every run is a fresh session
+            warnings += [w for w in run.warnings if w not in warnings]
+            by_type = oracle.index_by_type(sub)
+            live: set[int] = set()
+            for ri, rule in enumerate(self.rules):
+                missing = oracle.missing_requirements(rule, by_type)
+                if missing:
+                    if ri not in closest or len(missing) < len(closest[ri]):
+                        closest[ri] = missing
+                    continue
+                live.add(ri)
+                evaluable.add(ri)
+                # a conjunction of negations only ("no deep idle state exposed") has no rete pattern
+                for ci, conj in enumerate(rule.conjunctions):
+                    if not conj.positives and (ri, ci) not in run.negated:
+                        key = (ci, ())
+                        if key not in seen.setdefault(ri, set()):
+                            seen[ri].add(key)
+                            neg_only.setdefault(ri, []).append(Match(ci, {}))
+            for firing in run.firings:
+                if firing.rule_index not in live:
+                    continue
+                ids = tuple(idx[i] for i in firing.facts)
+                key = (firing.conjunction, ids)
+                got = seen.setdefault(firing.rule_index, set())
+                if key in got:
+                    continue  # the same job-level facts, matched again in another host's session
+                got.add(key)
+                counts[firing.rule_index] = counts.get(firing.rule_index, 0) + 1
+                kept = by_rule.setdefault(firing.rule_index, [])
+                if len(kept) < MAX_MATCHES:
+                    conj = self.rules[firing.rule_index].conjunctions[firing.conjunction]
+                    kept.append(Match(firing.conjunction, {p.alias: facts[i] for p, i in zip(conj.positives, ids)}))
         results: list[RuleResult] = []
-        by_type = oracle.index_by_type(payloads)
         for ri, rule in enumerate(self.rules):
-            missing = oracle.missing_requirements(rule, by_type)
-            if missing:
-                results.append(RuleResult(rule.id, "not_evaluated", missing=missing))
+            if ri not in evaluable:
+                results.append(RuleResult(rule.id, "not_evaluated", missing=closest.get(ri, [])))
                 continue
-            matches = by_rule.get(ri, [])
-            count = counts.get(ri, 0)
-            # a conjunction of negations only ("no deep idle state exposed") has no rete pattern
-            for ci, conj in enumerate(rule.conjunctions):
-                if not conj.positives and (ri, ci) not in run.negated:
-                    matches.append(Match(ci, {}))
-                    count += 1
+            matches = by_rule.get(ri, []) + neg_only.get(ri, [])
             if not matches:
                 results.append(RuleResult(rule.id, "silent"))
                 continue
+            count = counts.get(ri, 0) + len(neg_only.get(ri, []))
             matches.sort(key=lambda m: min((f.source.line for f in m.bindings.values()), default=0))
             refutes_only = all(e.effect == "refutes" for e in rule.evidence)
             results.append(RuleResult(rule.id, "refuted" if refutes_only else "fired", matches[:MAX_MATCHES],
                                       count, evidence=rule.evidence, params=dict(rule.params)))
-        return results, run.warnings
+        return results, warnings

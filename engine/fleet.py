@@ -10,7 +10,9 @@
    ran on when another fact of the bundle says so; facts with no attribution belong to the bundle's
    own node (its name). One job-wide NCCL log therefore names its straggler. A node found in
    several bundles is diagnosed once with the facts of all of them (when they add fact types its
-   own bundle lacks).
+   own bundle lacks). Two bundles that each *claim* the same host (their manifests, prompts or
+   logs name it as their own) are two pieces of evidence that disagree, not one node: both are
+   kept, as ``host@bundle``, each diagnosed on its own, and a warning names them.
 3. **Diagnosis** runs in worker processes (``concurrent.futures.ProcessPoolExecutor``, ``jobs``
    of them; the knowledge base is loaded and compiled once per worker by the pool initializer).
    At most ``jobs`` tasks are in flight, so each task's start is known and a per-task timeout
@@ -140,6 +142,9 @@ class NodeResult:
     metrics: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: set when two bundles claim this host (see FleetNode.host / conflict)
+    host: str = ""
+    conflict: str = ""
 
 
 _STATE: dict[str, Any] = {}
@@ -427,16 +432,37 @@ class Runner:
 # -- the fleet ------------------------------------------------------------------------------------
 
 
-def _collect(results: dict[int, list[NodeResult]]) -> tuple[dict[str, NodeResult], dict[str, list[NodeResult]]]:
-    nodes: dict[str, NodeResult] = {}
+def _collect(results: dict[int, list[NodeResult]]
+             ) -> tuple[dict[str, NodeResult], dict[str, list[NodeResult]], list[str]]:
+    """Home nodes by name, the parts of nodes found in other bundles, and a warning per host that
+    two or more bundles claim: each claim is kept as its own node, ``host@bundle``."""
+    claims: dict[str, list[NodeResult]] = {}
     foreign: dict[str, list[NodeResult]] = {}
     for idx in sorted(results):
         for r in results[idx]:
-            if r.home and r.node not in nodes:
-                nodes[r.node] = r
+            if r.home:
+                claims.setdefault(r.node, []).append(r)
             else:
                 foreign.setdefault(r.node, []).append(r)
-    return nodes, foreign
+    nodes: dict[str, NodeResult] = {}
+    warnings: list[str] = []
+    for host, rs in claims.items():
+        if len(rs) == 1:
+            nodes[host] = rs[0]
+            continue
+        bundles = [r.sources[0].name if r.sources else "?" for r in rs]
+        for r, b in zip(rs, bundles):
+            others = [x for x in bundles if x != b]
+            r.host, r.node = host, f"{host}@{b}"
+            r.conflict = f"bundles {', '.join(others)} claim host {host} too; kept apart, not merged"
+            nodes[r.node] = r
+        extra = foreign.pop(host, [])
+        note = (f"; its facts in {', '.join(sorted({b.name for p in extra for b in p.sources}))} were not "
+                f"given to either") if extra else ""
+        warnings.append(f"{len(rs)} bundles claim host {host} ({', '.join(bundles)}): each is diagnosed "
+                        f"on its own as {', '.join(f'{host}@{b}' for b in bundles)}, never merged; check "
+                        f"which bundle is mislabelled{note}")
+    return nodes, foreign, warnings
 
 
 def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResult]], start: int) -> list[Task]:
@@ -494,7 +520,7 @@ def _hypotheses(kb: Any, nodes: list[NodeResult]) -> list[FleetHypothesis]:
 def _node_out(r: NodeResult, n_out: int, n_drift: int) -> FleetNode:
     return FleetNode(name=r.node, bundles=[b.name for b in r.sources], status=r.status, error=r.error,
                      inputs=r.inputs, facts=r.facts, hypotheses=r.hypotheses, gap=r.gap, outliers=n_out,
-                     drift=n_drift, seconds=r.seconds)
+                     drift=n_drift, seconds=r.seconds, host=r.host, conflict=r.conflict)
 
 
 def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any = None,
@@ -515,7 +541,7 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
     runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress)
     try:
         results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)])
-        nodes, foreign = _collect(results)
+        nodes, foreign, conflicts = _collect(results)
         merges = _merge_tasks(nodes, foreign, len(bundles))
         if merges:
             for idx, rs in runner.run(merges).items():
@@ -528,14 +554,24 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
         for d in (outliers_mod.outlier_facts(outliers), drift_mod.drift_facts(drifts)):
             for n, fs in d.items():
                 extra.setdefault(n, []).extend(fs)
-        reruns = [Task(10_000_000 + i, nodes[n].sources, only=n, extra={n: fs})
-                  for i, (n, fs) in enumerate(sorted(extra.items())) if n in live]
+        names: dict[int, str] = {}
+        reruns: list[Task] = []
+        for i, (n, fs) in enumerate(sorted(extra.items())):
+            if n not in live:
+                continue
+            host = nodes[n].host or n  # a claimed-twice host is re-run as itself, in its own bundle only
+            names[10_000_000 + i] = n
+            reruns.append(Task(10_000_000 + i, nodes[n].sources, only=host,
+                               extra={host: [f.model_copy(update={"node": host}) for f in fs]}))
         if reruns:
-            for rs in runner.run(reruns).values():
+            for idx, rs in runner.run(reruns).items():
                 for r in rs:
                     if r.status in ("ok", "partial"):
-                        nodes[r.node] = r
-        warnings = list(runner.warnings)
+                        name = names.get(idx, r.node)
+                        r.host, r.conflict = nodes[name].host, nodes[name].conflict
+                        r.node = name
+                        nodes[name] = r
+        warnings = conflicts + list(runner.warnings)
     finally:
         runner.close()
     n_out: dict[str, int] = {}

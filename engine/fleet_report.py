@@ -57,6 +57,11 @@ class FleetNode(Model):
     outliers: int = 0
     drift: int = 0
     seconds: float = 0.0
+    #: the host the bundle's inputs name, when two or more bundles claim it: each is kept as its
+    #: own node, named ``host@bundle``, never merged (see ``conflict``); else ''
+    host: str = ""
+    #: why the node is named ``host@bundle``: the other bundles that claim the same host
+    conflict: str = ""
 
 
 class NodeEvidence(Model):

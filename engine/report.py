@@ -39,6 +39,9 @@ class InputOut(Model):
     facts: int = 0
     warnings: list[InputWarningOut] = Field(default_factory=list)
     side: Literal["target", "baseline"] = "target"
+    #: the nodes this input's facts went to, when more than one (a job-wide NCCL log); else empty
+    #: and ``node`` says where they went
+    nodes: list[str] = Field(default_factory=list)
 
 
 class FactOut(Model):
@@ -202,6 +205,9 @@ class Report(Model):
     target: list[str]
     baseline: list[str] = Field(default_factory=list)
     nodes: list[str] = Field(default_factory=list)
+    #: names the inputs gave a machine that were resolved to one of ``nodes`` (an NCCL log's host
+    #: prefix, an FQDN, a prompt's host name -> the node); see docs/report.md
+    node_aliases: dict[str, str] = Field(default_factory=dict)
     inputs: list[InputOut]
     hypotheses: list[Hypothesis]
     not_evaluated: list[NotEvaluated]

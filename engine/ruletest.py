@@ -19,12 +19,21 @@ Format::
       from_raw_output:
         artifacts: [fixtures/sysctl-a.txt]     # parsed by the real parsers
         expect: {outcome: fired}
+      from_raw_guest_output:                   # a scope the content does not show: say it
+        artifacts: [{path: fixtures/sysctl-hv.txt, scope: hypervisor}]
+        expect: {outcome: fired}
       future_case:
         todo: "why it does not pass yet"      # strict expected failure
         ...
 
 ``expect`` may also hold ``evidence`` (exact list of {node, effect, strength}) and
 ``message_contains`` (strings the rendered message must contain).
+
+Facts name no host unless a case gives one (``node: gpu-2``), and artifacts are read like a
+ticket's files: every node is resolved in one place (:mod:`clusterdx.facts.nodes`), so facts
+that name no host join the case's one host, and two hosts are evaluated apart. A fixture's file
+name is no evidence of scope: an artifact given as ``{path, scope}`` is read with that scope
+(``--scope``), as a ticket's manifest would say it.
 """
 
 from __future__ import annotations
@@ -82,7 +91,7 @@ def make_facts(spec: dict[str, Any] | None, origin: str) -> list[Fact]:
             raise CaseError(f"unknown fact type {ftype!r}")
         for i, item in enumerate(items if isinstance(items, list) else [items]):
             data = dict(item or {})
-            data.setdefault("node", "test-node")
+            data.setdefault("node", "node")  # names no host (see the module docstring)
             if "scope" in data:
                 data["scope"] = Scope(data["scope"])
             data["source"] = SourceRef(input=origin, line=i + 1, parser="test")
@@ -101,16 +110,22 @@ def _merge(given: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _artifact_facts(paths: list[str], base: Path) -> list[Fact]:
+def _artifact_facts(paths: list[Any], base: Path) -> list[Fact]:
     from clusterdx.facts.ingest import ingest
 
-    resolved = []
+    facts: list[Fact] = []
     for p in paths:
-        path = (base / p).resolve()
+        scope = None
+        if isinstance(p, dict):
+            p, scope = p.get("path", ""), p.get("scope")
+        path = (base / str(p)).resolve()
         if not path.exists():
             raise CaseError(f"artifact not found: {p}")
-        resolved.append(path)
-    return list(ingest(resolved, node="test-node").facts)
+        try:
+            facts += ingest([path], scope=scope).facts
+        except ValueError as exc:  # an unknown scope
+            raise CaseError(f"artifact {p}: {exc}") from None
+    return facts
 
 
 def load_cases(path: Path) -> tuple[str, dict[str, Any], dict[str, dict[str, Any]]]:
@@ -124,6 +139,8 @@ def run_case(kb: KnowledgeBase, rule_id: str, name: str, case: dict[str, Any], g
              base: Path) -> CaseOutcome:
     from clusterdx.engine.diagnose import render_message
     from clusterdx.facts.derive import derive_all
+    from clusterdx.facts.derive import platform as platform_role
+    from clusterdx.facts.nodes import resolve
 
     expect = case.get("expect") or {}
     want = expect.get("outcome", "?")
@@ -131,6 +148,10 @@ def run_case(kb: KnowledgeBase, rule_id: str, name: str, case: dict[str, Any], g
         facts = make_facts(_merge(given, case), f"{rule_id}.test.yaml#{name}")
         if case.get("artifacts"):
             facts += derive_all(_artifact_facts(list(case["artifacts"]), base))
+        facts = resolve(facts).facts
+        # the effective platform role, once over the case's facts (unless the case gives one)
+        facts = [f for f in facts if f.fact_type != "platform.role" or f.source.parser == "test"]
+        facts += platform_role.derive(facts)
         engine = RuleEngine(kb, [rule_id], {rule_id: case.get("params") or {}})
         try:
             results, _ = engine.evaluate(facts)

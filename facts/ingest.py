@@ -18,11 +18,14 @@ cap; its record says ``streamed``. Other big files are read up to ``Limits.max_f
 
 Node: the ``node`` argument, else the ``host`` of the nearest ``manifest.json`` above the file
 (a bundle root, in a directory or an archive), else the host name of a transcript prompt, else
-``"node"``. Scope: the ``scope`` argument, else ``container`` for a transcript command run through
-``docker exec``, ``kubectl exec``, ``srun --container-image`` and the like, else the nearest path
-component (file name first) naming one (``container``, ``pod``, ``docker``, ``vm``, ``guest``,
-``host``, ``baremetal``, ``bare-metal``, ``hypervisor``; alone or as a ``-``/``_`` separated word
-such as ``container-env.txt``), else the manifest's ``scope``, else ``unknown``.
+``"node"`` (unlabelled); the NCCL debug parser names each line's host itself. The names are then
+resolved to machines in one place, :func:`clusterdx.facts.nodes.resolve` (aliases, and in a
+one-host ticket the unlabelled files join that host). Scope: the ``scope`` argument, else
+``container`` for a transcript command run through ``docker exec``, ``kubectl exec``,
+``srun --container-image`` and the like or a prompt whose host is a container id, else the
+manifest's ``files: {path: {scope}}`` entry for the file, else the manifest's ``scope``, else
+``unknown`` -- and a parser may scope its facts from their content (an environment dump with
+container markers, ``docker inspect``). A folder or file name is never evidence of scope.
 
 Examples:
 
@@ -55,7 +58,7 @@ from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
 
 __all__ = ["InputWarning", "InputRecord", "IngestResult", "Limits", "ingest", "ingest_documents",
-           "scope_from_name", "scope_from_command"]
+           "scope_from_command"]
 
 DEFAULT_NODE = "node"
 MANIFEST_NAME = "manifest.json"
@@ -94,12 +97,25 @@ class InputRecord(BaseModel):
     size_bytes: int = 0
     facts: int = 0
     warnings: list[InputWarning] = Field(default_factory=list)
+    #: the nodes this input's facts went to, when they went to more than one (a job-wide NCCL log)
+    nodes: list[str] = Field(default_factory=list)
 
 
 @dataclass
 class IngestResult:
     inputs: list[InputRecord] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    #: names the inputs gave a machine that resolved to another name (alias -> node); see
+    #: :mod:`clusterdx.facts.nodes`
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def _resolved(result: IngestResult, node: str | None) -> IngestResult:
+    """The result with every fact's and record's node resolved in one place (facts/nodes.py)."""
+    from clusterdx.facts.nodes import apply_to_records, resolve
+
+    res = resolve(result.facts, [r.node for r in result.inputs], node=node)
+    return IngestResult(apply_to_records(result.inputs, res), res.facts, res.aliases)
 
 
 # -- node and scope attribution -----------------------------------------------------------------
@@ -132,29 +148,6 @@ _CONTAINER_COMMAND = re.compile(
 )
 
 
-def scope_from_name(name: str) -> Scope | None:
-    """The scope a path component names, or None (also when it names two different scopes).
-
-    >>> scope_from_name("container-env.txt"), scope_from_name("host_env.txt")
-    (<Scope.container: 'container'>, <Scope.host: 'host'>)
-    >>> scope_from_name("lscpu-grace-bare-metal.txt"), scope_from_name("hostname.txt")
-    (<Scope.host: 'host'>, None)
-    """
-    lower = name.lower()
-    if lower in _SCOPE_WORDS:
-        return _SCOPE_WORDS[lower]
-    words = [w for w in _WORD_SPLIT.split(lower) if w]
-    found = {_SCOPE_WORDS[w] for w in words if w in _SCOPE_WORDS}
-    for a, b in zip(words, words[1:]):
-        if a == "bare" and b == "metal":
-            found.add(Scope.host)
-    if len(found) == 1:
-        return found.pop()
-    if found == {Scope.vm_guest, Scope.host} and "vm" in words and "host" not in words:
-        return Scope.vm_guest
-    return None
-
-
 def scope_from_command(command: str | None) -> Scope | None:
     """``container`` for a command run inside a container runtime, else None.
 
@@ -175,6 +168,10 @@ class _Manifest:
     #: the command that produced each file, by path below the manifest's folder (``probes`` of a
     #: ``clusterdx collect`` bundle): it picks the parser as a transcript's ``$ command`` does
     commands: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: the scope of single files, by path below the manifest's folder (``files: {path: {scope}}``):
+    #: the override for a ticket whose files come from both sides of a boundary (guest and
+    #: hypervisor, host and container) and whose content does not say which is which
+    scopes: dict[str, Scope] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -208,7 +205,7 @@ def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str |
     run = _Run(limits or Limits(), node, scope, redact, formats)
     for p in paths:
         run.add_path(p)
-    return run.result
+    return _resolved(run.result, node)
 
 
 def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
@@ -232,7 +229,7 @@ def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
         start = d.first_line
         end = d.first_line + len(d.lines) - 1 if d.lines else 0
         run.process(d, path=d.name, size=size, line_start=start, line_end=end)
-    return run.result
+    return _resolved(run.result, node)
 
 
 def _coerce_scope(scope: str | Scope | None) -> Scope | None:
@@ -291,13 +288,12 @@ class _Run:
             return by_cmd
         if prompt_host and CONTAINER_ID_HOST.match(prompt_host):
             return Scope.container
+        # a folder or file name is never evidence of scope: only the manifest (or --scope) is
         m = where.manifest
-        for i in range(len(where.parts) - 1, -1, -1):
-            if m is not None and m.scope is not None and i < where.manifest_depth:
-                return m.scope
-            s = scope_from_name(where.parts[i])
-            if s is not None:
-                return s
+        if m is not None and m.scopes:
+            own = m.scopes.get("/".join(where.parts[where.manifest_depth:]))
+            if own is not None:
+                return own
         if m is not None and m.scope is not None:
             return m.scope
         return Scope.unknown
@@ -997,7 +993,7 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
         return None
     if not isinstance(obj, dict):
         return None
-    keys = {"host", "hostname", "node", "scope"}
+    keys = {"host", "hostname", "node", "scope", "files"}
     if not keys & set(obj):
         return None
     warnings: list[str] = []
@@ -1023,7 +1019,17 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
         for p in probes:
             if isinstance(p, dict) and isinstance(p.get("file"), str) and isinstance(p.get("command"), str):
                 commands[p["file"].strip("/")] = p["command"]
-    return _Manifest(host, scope, commands), warnings, ""
+    scopes: dict[str, Scope] = {}
+    files = obj.get("files")
+    if isinstance(files, dict):
+        for name, spec in files.items():
+            value = spec.get("scope") if isinstance(spec, dict) else None
+            if isinstance(value, str) and value.strip().lower() in _MANIFEST_SCOPES:
+                scopes[str(name).strip("/")] = _MANIFEST_SCOPES[value.strip().lower()]
+            else:
+                warnings.append(f"manifest files[{name!r}] scope {value!r} is not one of "
+                                f"{', '.join(s.value for s in Scope)}; ignored")
+    return _Manifest(host, scope, commands, scopes), warnings, ""
 
 
 def _manifest_command(where: _Where) -> str | None:

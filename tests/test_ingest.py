@@ -12,7 +12,7 @@ from clusterdx.facts import ingest as ingest_mod
 from clusterdx.facts.base import NotApplicable, ParseError, Scope
 from clusterdx.facts.document import Document
 from clusterdx.facts.formats import all_formats
-from clusterdx.facts.ingest import Limits, ingest, ingest_documents, scope_from_name
+from clusterdx.facts.ingest import Limits, ingest, ingest_documents
 from clusterdx.facts.model.kernel import Sysctl
 from tests.test_sniff import fake
 
@@ -216,13 +216,13 @@ def test_directory_walk_sorted_with_manifest(work):
     m = recs["bundle-a/manifest.json"]
     assert (m.status, m.format, m.node) == ("parsed", "manifest", "gpu-node-017")
     assert all(r.node == "gpu-node-017" for r in res.inputs)
-    # a path component below the bundle root is more specific than the manifest's scope
-    assert recs["bundle-a/container/sysctl.txt"].scope == "container"
+    # a folder named container or host is no evidence: the manifest's scope holds for all
+    assert recs["bundle-a/container/sysctl.txt"].scope == "host"
     assert recs["bundle-a/host/sysctl.txt"].scope == "host"
     assert recs["bundle-a/sysctl-a.txt"].scope == "host"  # from the manifest
     assert recs["bundle-a/zz-notes.txt"].status == "unrecognized"
     assert {f.node for f in res.facts} == {"gpu-node-017"}
-    assert {f.scope for f in res.facts if f.source.input.startswith("bundle-a/container")} == {Scope.container}
+    assert {f.scope for f in res.facts} == {Scope.host}
 
 
 def test_node_and_scope_arguments_win(work):
@@ -278,33 +278,30 @@ def test_empty_directory_symlinks_and_macos_junk(work):
                                             "d/linkdir", "d/real.txt"]
 
 
-@pytest.mark.parametrize(
-    "name, scope",
-    [
-        ("container", Scope.container), ("container-env.txt", Scope.container),
-        ("pod_env.yaml", Scope.container), ("docker", Scope.container),
-        ("vm", Scope.vm_guest), ("guest", Scope.vm_guest), ("lscpu-vm.txt", Scope.vm_guest),
-        ("vm-guest", Scope.vm_guest), ("host_env.txt", Scope.host), ("HOST", Scope.host),
-        ("baremetal", Scope.host), ("bare-metal", Scope.host), ("lscpu_bare_metal.txt", Scope.host),
-        ("hypervisor", Scope.hypervisor), ("kvm-hypervisor-perf.txt", Scope.hypervisor),
-        ("hostname.txt", None), ("containers2", None), ("vmstat.txt", None),
-        ("host-vs-container.txt", None), ("lscpu.txt", None),
-    ],
-)
-def test_scope_from_name(name, scope):
-    assert scope_from_name(name) == scope
+@pytest.mark.parametrize("folder", ["vm-container-test", "container", "guest", "host_env", "hypervisor"])
+def test_folder_and_file_names_decide_no_scope(work, folder):
+    """A folder or file name that reads like a scope changes nothing (issue 12 item 6)."""
+    Path(folder).mkdir()
+    Path(folder, "vm-guest-container-env.txt").write_text("vm.swappiness = 60\n")
+    res = ingest([folder], formats=[SYSCTL])
+    assert {(r.node, r.scope) for r in res.inputs} == {("node", "unknown")}
+    assert {f.scope for f in res.facts} == {Scope.unknown}
 
 
-def test_scope_from_path_components(work):
-    Path("t/container").mkdir(parents=True)
-    Path("t/container/env.txt").write_text("vm.swappiness = 60\n")
-    Path("t/host_env.txt").write_text("vm.swappiness = 60\n")
-    Path("t/vm-guest").mkdir()
-    Path("t/vm-guest/lscpu-host.txt").write_text("vm.swappiness = 60\n")  # the file name is nearer
+def test_manifest_file_scopes_override(work):
+    """``files: {path: {scope}}`` in a manifest scopes single files (a guest and its hypervisor
+    in one ticket); the manifest's own ``scope`` holds for the rest."""
+    Path("t/sub").mkdir(parents=True)
+    Path("t/a.txt").write_text("vm.swappiness = 60\n")
+    Path("t/sub/b.txt").write_text("vm.swappiness = 60\n")
+    Path("t/c.txt").write_text("vm.swappiness = 60\n")
+    Path("t/manifest.json").write_text('{"scope": "vm-guest", "files": {"sub/b.txt": {"scope": "hypervisor"},'
+                                       ' "c.txt": {"scope": "moon"}}}')
     recs = by_path(ingest(["t"], formats=[SYSCTL]))
-    assert recs["t/container/env.txt"].scope == "container"
-    assert recs["t/host_env.txt"].scope == "host"
-    assert recs["t/vm-guest/lscpu-host.txt"].scope == "host"
+    assert recs["t/a.txt"].scope == "vm-guest"
+    assert recs["t/sub/b.txt"].scope == "hypervisor"
+    assert recs["t/c.txt"].scope == "vm-guest"
+    assert recs["t/manifest.json"].status == "partial" and "moon" in recs["t/manifest.json"].reason
 
 
 # -- transcripts --------------------------------------------------------------------------------

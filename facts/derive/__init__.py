@@ -13,10 +13,11 @@ from typing import Any, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
 from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
+from clusterdx.facts.derive import platform as platform_role
 from clusterdx.facts.reference import Selected
 
-DERIVERS = (env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive, nvlink.derive, links.derive,
-            runs.derive, releases.derive)
+DERIVERS = (platform_role.derive, env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive,
+            nvlink.derive, links.derive, runs.derive, releases.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
 
@@ -43,6 +44,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "compare.node_pair_dependence": frozenset({"nccltests.run"}),
     "nccltests.size_falloff": frozenset({"nccltests.run", "nccltests.result"}),
     "nccl.release_issue": frozenset({"nccl.version", "nccltests.run"}),
+    "platform.role": frozenset({"platform.virtualization", "cpu.info", "platform.dmi", "env.dump"}),
 }
 
 

@@ -39,3 +39,23 @@ class KernelVersion(Fact):
     arch: str = ""
     #: where the release was read: 'banner' (Linux version ...), 'boot_image' (BOOT_IMAGE=), 'perf_header'
     origin: str = ""
+
+
+class PlatformRole(Fact):
+    fact_type = "platform.role"
+    doc = ("The node's effective role (bare-metal, vm-guest, container, hypervisor, unknown), decided once "
+           "from every signal the inputs hold; rules read it instead of re-deriving 'is this a VM guest?'.")
+    #: container wins over vm-guest (a container in a VM: ``guest`` is still True); hypervisor only
+    #: from an explicit scope (manifest, --scope); bare-metal only from a probe that says 'none';
+    #: unknown when no input says
+    role: Literal["bare-metal", "vm-guest", "container", "hypervisor", "unknown"]
+    #: the machine is a VM guest (also for a container inside a VM); None when no input says
+    guest: bool | None = None
+    #: the machine runs in or as a container; None when no input says
+    in_container: bool | None = None
+    #: the hypervisor when known ('kvm', 'KVM', 'microsoft' ...), else ''
+    hypervisor: str = ""
+    #: every signal that decided it, '<fact type>: <what it said>'
+    signals: list[str] = []
+    #: signals that disagree with the role (a 'none' probe beside a hypervisor vendor ...)
+    conflicts: list[str] = []

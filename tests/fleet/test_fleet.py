@@ -202,3 +202,34 @@ def test_nic_names_moved_in_the_topo_legend_are_drift():
                for i in range(4)}
     drifts = find_drift(configs)
     assert any(d.what == "GPU/NIC topology" and [x[0] for x in d.differing] == ["n0"] for d in drifts)
+
+
+def test_two_bundles_claiming_one_host_are_both_kept_and_reported(tmp_path, kb):
+    """Before, 16 folders in gave 14 nodes out with no word: bundles that name the same host were
+    merged. Now both are kept, each diagnosed on its own, and the report says so."""
+    from tests.fleet.conftest import write_node
+
+    root = tmp_path / "fleet"
+    write_node(root, "gpu-0")
+    a = write_node(root, "gpu-1", numa=1)
+    b = write_node(root, "gpu-1-copy", numa=0)
+    (b / "manifest.json").write_text('{"host": "gpu-1", "scope": "host"}')  # a mislabelled bundle
+    report = run_fleet([root], jobs=1, kb=kb)
+    names = sorted(n.name for n in report.nodes if n.name != "gpu-peer")  # the NCCL logs' peer
+    assert names == ["gpu-0", "gpu-1@gpu-1", "gpu-1@gpu-1-copy"]
+    claimed = {n.name: n for n in report.nodes if n.host}
+    assert {n.host for n in claimed.values()} == {"gpu-1"}
+    assert all(n.status == "ok" and len(n.bundles) == 1 for n in claimed.values())
+    assert "gpu-1-copy" in claimed["gpu-1@gpu-1"].conflict
+    assert any("claim host gpu-1" in w and "never merged" in w for w in report.warnings)
+    # each claim keeps its own evidence: numa balancing is on in one bundle only
+    on = [n.name for n in report.nodes for h in n.hypotheses if h.id == "numa-balancing-enabled"]
+    assert on == ["gpu-1@gpu-1"]
+    assert a.name == "gpu-1"
+
+
+def test_distinct_hosts_raise_no_conflict(make_node, kb):
+    paths = [make_node(f"n{i}") for i in range(2)]
+    report = run_fleet(paths, jobs=1, kb=kb)
+    assert not any("claim host" in w for w in report.warnings)
+    assert all(n.host == "" and n.conflict == "" for n in report.nodes)

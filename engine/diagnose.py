@@ -105,18 +105,19 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
 
     kb = kb or load_kb()
     ref = select(reference, target.facts)
-    facts = derive_all(target.facts, ref)
+    derive_warnings: list[str] = []
+    facts = derive_all(target.facts, ref, derive_warnings)
     facts = facts + cross_node_facts(facts)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts, ref)
+        base_facts = derive_all(baseline.facts, ref, derive_warnings)
         extra, diffs = compare(facts, base_facts)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
     site = site or SiteConfig()
     engine = engine_for(kb, site)
     results, warnings = engine.evaluate(facts)
-    warnings = site_warnings(kb, site) + warnings
+    warnings = site_warnings(kb, site) + derive_warnings + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
     extra_out: dict[int, EvidenceOut] = {}

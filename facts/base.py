@@ -60,6 +60,31 @@ class NotApplicable(Exception):
 
 FACT_TYPES: dict[str, type["Fact"]] = {}
 
+#: the range of integers a fact may hold: signed 64-bit, what the rule engine stores
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_number(x: Any) -> None:
+    """Refuse an integer outside the signed 64-bit range and a NaN or infinite float.
+
+    >>> check_number(2**63 - 1)
+    >>> check_number(2**64)
+    Traceback (most recent call last):
+    ...
+    ValueError: integer 18446744073709551616 is outside the signed 64-bit range
+    >>> check_number(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN and infinity are not allowed in facts
+    """
+    if isinstance(x, bool):
+        return
+    if isinstance(x, int) and not INT_MIN <= x <= INT_MAX:
+        text = str(x) if x.bit_length() < 200 else f"of {x.bit_length()} bits"
+        raise ValueError(f"integer {text} is outside the signed 64-bit range")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError("NaN and infinity are not allowed in facts")
+
 _SCALARS = (str, int, float, bool)
 
 
@@ -87,8 +112,11 @@ class Fact(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _finite(cls, v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError("NaN and infinity are not allowed in facts")
+        """Numbers are bounded and finite where facts are made: the rule engine holds integers
+        in 64 bits and a NaN compares false with everything, so one such value from a ticket
+        would either crash the run or silently defeat a threshold."""
+        for x in (v if isinstance(v, (list, tuple)) else (v,)):
+            check_number(x)
         return v
 
     def payload(self) -> dict[str, Any]:

@@ -65,8 +65,10 @@ def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope
                   redact: bool = True) -> Collected:
     from clusterdx.facts.ingest import ingest
 
+    from clusterdx.facts.base import printable
+
     result = ingest(paths, node=node, scope=scope, redact=redact)
-    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths])
+    return Collected(list(result.inputs), list(result.facts), [printable(str(p), False) for p in paths])
 
 
 def collect_live(redact: bool = True) -> Collected:

@@ -461,4 +461,12 @@ def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits,
 
 
 def _sorted(members: list[Member]) -> list[Member]:
+    """Members by name; a name the archive holds twice (tar appends, zip allows it) gets ``#2``,
+    ``#3``... in archive order, so each copy is read and reported on its own."""
+    seen: dict[str, int] = {}
+    for m in members:
+        n = seen.get(m.name, 0) + 1
+        seen[m.name] = n
+        if n > 1:
+            m.name = f"{m.name}#{n}"
     return sorted(members, key=lambda m: m.name)

@@ -12,6 +12,7 @@ enforced here, is what keeps a threshold comparison honest.
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -28,6 +29,31 @@ class Scope(str, Enum):
     unknown = "unknown"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep_newlines: bool = True) -> str:
+    """``text`` safe for a terminal and for JSON: bytes that were not UTF-8 (a file name read
+    with surrogateescape) and control characters (ESC, BEL, NUL) shown as ``\\xNN``.
+
+    >>> printable("ok.txt"), printable("a\\x1b[31mred"), printable(b"caf\\xe9".decode("utf-8", "surrogateescape"))
+    ('ok.txt', 'a\\\\x1b[31mred', 'caf\\\\xe9')
+    """
+    if text.isprintable():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+    pattern = _CONTROL if keep_newlines else _CONTROL_ALL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 class SourceRef(BaseModel):
     """Where a fact came from: input name, 1-based line span, parser."""
 
@@ -37,6 +63,11 @@ class SourceRef(BaseModel):
     line: int = 0
     end_line: int = 0
     parser: str = ""
+
+    @field_validator("input", mode="after")
+    @classmethod
+    def _printable(cls, v: str) -> str:
+        return printable(v, keep_newlines=False)
 
     def __str__(self) -> str:
         if self.line <= 0:

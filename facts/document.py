@@ -78,6 +78,8 @@ class ParseContext:
         """
         fields.setdefault("node", self.doc.node)
         fields.setdefault("scope", self.doc.scope)
+        if self.doc.redact:
+            fields = _redacted(fields)
         try:
             fact = fact_cls(source=self.src(index, end), **fields)
         except (ValidationError, ValueError, TypeError) as exc:
@@ -101,3 +103,18 @@ def _why(exc: Exception) -> str:
             parts.append(f"{loc}: {msg}" if loc else msg)
         return "; ".join(parts)[:300]
     return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
+    """String fields (and lists of strings) through the one redactor: whatever a parser keeps
+    from an input, a credential in it does not reach a fact."""
+    from clusterdx.facts.redact import redact_field
+
+    out = {}
+    for key, value in fields.items():
+        if type(value) is str:
+            value = redact_field(value)
+        elif type(value) is list and any(type(v) is str for v in value):
+            value = [redact_field(v) if type(v) is str else v for v in value]
+        out[key] = value
+    return out

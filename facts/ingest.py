@@ -263,6 +263,32 @@ def _binary_preview(data: bytes) -> str:
 
 #: warnings kept per input; the rest are counted in one last line
 MAX_WARNINGS = 50
+#: copies of one identical fact (same type and fields, any line) kept per input; the rest are
+#: counted in a warning (a log that repeats one line a million times is one observation)
+MAX_REPEATS = 100
+
+
+def dedupe(facts: list[Fact]) -> tuple[list[Fact], list[InputWarning]]:
+    """Facts with copies beyond :data:`MAX_REPEATS` of an identical one dropped, and a warning
+    per fact type saying how many."""
+    counts: dict[tuple, int] = {}
+    dropped: dict[str, int] = {}
+    kept: list[Fact] = []
+    for f in facts:
+        try:
+            key = (type(f), tuple((k, tuple(v) if isinstance(v, list) else v)
+                                  for k, v in f.__dict__.items() if k != "source"))
+            n = counts.get(key, 0) + 1
+            counts[key] = n
+        except TypeError:  # an unhashable field: keep the fact
+            n = 1
+        if n > MAX_REPEATS:
+            dropped[f.fact_type] = dropped.get(f.fact_type, 0) + 1
+            continue
+        kept.append(f)
+    return kept, [InputWarning(line=0, message=f"{n} more identical {t} facts not kept "
+                                                f"(first {MAX_REPEATS} kept)")
+                  for t, n in dropped.items()]
 
 
 def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
@@ -571,6 +597,8 @@ class _Run:
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                          message=str(message)))
+        ctx.facts, repeats = dedupe(ctx.facts)
+        warnings += repeats
         reasons = [f"streamed ({human(size)})"]
         if ctx.warnings:
             reasons.append(f"{len(ctx.warnings)} parser warning(s)")
@@ -821,6 +849,8 @@ class _Run:
             for line, message in ctx.warnings:
                 warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                              message=str(message)))
+            ctx.facts, repeats = dedupe(ctx.facts)
+            warnings += repeats
             status: Status = "partial" if ctx.warnings else "parsed"
             reason = ""
             if ctx.warnings:

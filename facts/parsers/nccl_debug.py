@@ -86,11 +86,11 @@ _LINE = re.compile(
     r"NCCL (?P<level>INFO|WARN|TRACE|ABORT)(?: (?P<msg>.*))?$"
 )
 _BARE_VERSION = re.compile(r"^" + _TAG + r"\s*NCCL version (\S+)")
-_EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
+_EMBEDDED = re.compile(r"(?<![\w.-])[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
 _HEAD = re.compile(r"^" + _TAG + r"\s*(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
-_CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
+_VERSION = re.compile(r"(?<!\d)(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
+_CHANNELS = re.compile(r"(?<!\d)(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
 _ENV = re.compile(r"^([A-Z][A-Z0-9_]+) set (?:by (.+?) )?to (.*)$")
 _ENV_PLUGIN = re.compile(r"Setting (NCCL_\w+) environment variable to (\S+)")
 _NET_USING = re.compile(r"^NET/(\w+)\s*:\s*Using (.*)$")

@@ -231,3 +231,60 @@ def test_warnings_per_input_are_capped():
     few = "".join(text_.splitlines(True)[:2 + MAX_WARNINGS])
     small = ingest_documents([Document.from_text(few, name="n.txt")]).inputs[0]
     assert len(small.warnings) == MAX_WARNINGS and not small.warnings[-1].message.endswith("more warnings")
+
+
+# -- 5. bounded work: YAML aliases, KB regexes, repeated facts -----------------------------------
+
+
+BOMB = ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcde", "bcdef")))
+
+
+def test_yaml_alias_bomb_is_refused(tmp_path):
+    from clusterdx.engine.site import SiteConfigError, load_site
+    from clusterdx.engine.yamlsafe import YamlError, load_plain, load_text
+
+    with pytest.raises(YamlError, match="aliases expand"):
+        load_text(BOMB)
+    (tmp_path / "bomb.yaml").write_text(BOMB)
+    with pytest.raises(YamlError, match="aliases expand"):
+        load_plain(tmp_path / "bomb.yaml")
+    (tmp_path / "site.yaml").write_text("schema: clusterdx/site/v1\n" + BOMB.replace("a:", "x_a:", 1))
+    with pytest.raises(SiteConfigError, match="aliases expand"):
+        load_site(tmp_path / "site.yaml")
+    # ordinary aliases are fine, and a self-referring one is an error, not a crash
+    assert load_text("a: &x [1, 2]\nb: *x\n").data == {"a": [1, 2], "b": [1, 2]}
+    with pytest.raises(YamlError):
+        load_text("a: &a [1, *a]\n")
+
+
+@pytest.mark.parametrize("pattern, nested", [
+    (r"^(a+)+$", True), (r"(\w+\.?)*x", True), (r"(?:[./][\w.:*-]+)+", True), (r"(a|b*)+", True),
+    (r"mlx5_\d+", False), (r"^(?:ab|cd){2,3}$", False), (r"(a)+b*", False), (r"(?:x\d)*", False),
+])
+def test_kb_lint_flags_nested_quantifiers(pattern, nested):
+    from clusterdx.engine.kb import nested_quantifier
+
+    assert bool(nested_quantifier(pattern)) is nested
+
+
+def test_kb_regex_sees_a_capped_value():
+    from clusterdx.engine.ir import MAX_MATCH_INPUT, Test
+    from clusterdx.engine.oracle import test_holds
+
+    t = Test("value", "matches", "needle")
+    assert test_holds(t, {"value": "x" * (MAX_MATCH_INPUT - 10) + "needle"})
+    assert not test_holds(t, {"value": "x" * MAX_MATCH_INPUT + "needle"})
+
+
+def test_repeated_identical_facts_are_kept_once_up_to_the_cap():
+    from clusterdx.facts.ingest import MAX_REPEATS
+
+    text_ = "Module                  Size  Used by\n" + "nvidia 56315904 1 nvidia_uvm\n" * (MAX_REPEATS + 50)
+    res = ingest_documents([Document.from_text(text_, name="lsmod.txt")])
+    mods = [f for f in res.facts if f.fact_type == "kernel.module"]
+    assert len(mods) == MAX_REPEATS
+    assert any("50 more identical kernel.module facts" in w.message for w in res.inputs[0].warnings)
+    under = ingest_documents([Document.from_text(text_.splitlines(True)[0] + "nvidia 1 0\n" * MAX_REPEATS,
+                                                 name="lsmod.txt")])
+    assert len([f for f in under.facts if f.fact_type == "kernel.module"]) == MAX_REPEATS

@@ -288,3 +288,30 @@ def test_repeated_identical_facts_are_kept_once_up_to_the_cap():
     under = ingest_documents([Document.from_text(text_.splitlines(True)[0] + "nvidia 1 0\n" * MAX_REPEATS,
                                                  name="lsmod.txt")])
     assert len([f for f in under.facts if f.fact_type == "kernel.module"]) == MAX_REPEATS
+
+
+# -- 7. everything accounted for -----------------------------------------------------------------
+
+
+def test_members_after_a_decompression_stop_are_accounted_for(tmp_path):
+    import gzip
+
+    from clusterdx.facts.archive import Limits
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, body in (("a/sysctl.txt", b"vm.swappiness = 60\n"), ("b/zeros.txt", b"0" * (5 << 20)),
+                           ("c/sysctl.txt", b"vm.swappiness = 61\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tf.addfile(info, io.BytesIO(body))
+    (tmp_path / "t.tgz").write_bytes(gzip.compress(buf.getvalue()))
+    res = ingest([tmp_path / "t.tgz"], limits=Limits(max_ratio=50))
+    by = {r.path.rsplit("!/", 1)[-1]: r for r in res.inputs if "!/" in r.path}
+    assert by["a/sysctl.txt"].status == "parsed"
+    assert by["b/zeros.txt"].status == "skipped" and "decompression stopped" in by["b/zeros.txt"].reason
+    whole = [r for r in res.inputs if "!/" not in r.path]
+    assert any("entries after the first 2 not listed" in r.reason for r in whole)
+    # without the stop, all three are read
+    full = ingest([tmp_path / "t.tgz"], limits=Limits(max_ratio=100_000))
+    assert sum(1 for r in full.inputs if r.path.endswith("sysctl.txt") and r.status == "parsed") == 2

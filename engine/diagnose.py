@@ -113,7 +113,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     differences: list[Difference] = []
     if baseline is not None:
         base_facts = derive_all(baseline.facts, ref, derive_warnings)
-        extra, diffs = compare(facts, base_facts)
+        extra, diffs = compare(facts, base_facts, derive_warnings)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
     site = site or SiteConfig()

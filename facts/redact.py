@@ -68,8 +68,10 @@ _JSON_PAIR = re.compile(r'"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"(?P<sep>[ \t
 # curl -u user:password / --user user:password / --proxy-user
 _CURL_USER = re.compile(r"(?P<opt>(?<!\S)(?:-u|--user|--proxy-user|-U)[ \t]*)(?P<q>['\"]?)(?P<user>[^\s:'\"]*):(?P<pw>[^\s'\"]+)")
 # netrc: "machine h login u password X", or a line "password X"
-_NETRC = re.compile(r"(?P<pre>(?:\blogin[ \t]+\S+[ \t]+|^[ \t]*))(?P<kw>password|passwd)(?P<sp>[ \t]+)(?P<val>[^\s=:]\S*)",
-                    re.MULTILINE)
+_NETRC = re.compile(r"(?P<pre>(?:\blogin[ \t]+\S+[ \t]+|^[ \t]*))(?P<kw>password|passwd)(?P<sp>[ \t]+)"
+                    r"(?P<val>[^\s=:]\S*)", re.MULTILINE)
+# the line-start form only as a whole line (a .netrc continuation), not prose ("password is wrong")
+_NETRC_ALONE = re.compile(r"^[ \t]*(?:password|passwd)[ \t]+\S+[ \t]*$", re.MULTILINE)
 # CLIs that take a credential as a bare word: wandb login KEY, huggingface-cli login TOKEN
 _LOGIN_WORD = re.compile(r"\b(?P<cmd>(?:wandb|huggingface-cli|hf)[ \t]+login(?:[ \t]+--relogin)?[ \t]+)(?P<val>[^\s\-][^\s]*)")
 # CLIs whose -p is a password: mysql -pX, docker login -p X (handled per command, see _short_p)
@@ -180,6 +182,8 @@ def redact_text(text: str) -> str:
 
     def keep_kw(m: re.Match[str]) -> str:
         if m.group("val") == REDACTED:
+            return m.group(0)
+        if "login" not in m.group("pre") and _NETRC_ALONE.match(m.string, m.start()) is None:
             return m.group(0)
         return f"{m.group('pre')}{m.group('kw')}{m.group('sp')}{REDACTED}"
 

@@ -315,3 +315,16 @@ def test_members_after_a_decompression_stop_are_accounted_for(tmp_path):
     # without the stop, all three are read
     full = ingest([tmp_path / "t.tgz"], limits=Limits(max_ratio=100_000))
     assert sum(1 for r in full.inputs if r.path.endswith("sysctl.txt") and r.status == "parsed") == 2
+
+
+def test_a_raising_comparison_costs_the_comparison_only(monkeypatch):
+    from clusterdx.facts import derive
+    from clusterdx.facts.derive import compare
+
+    def broken(target, baseline):
+        raise ValueError("bad pair")
+
+    monkeypatch.setattr(derive._compare, "compare", broken)
+    warnings: list[str] = []
+    assert compare([], [], warnings) == ([], [])
+    assert "bad pair" in warnings[0]

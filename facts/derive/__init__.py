@@ -78,5 +78,12 @@ def run_deriver(fn: Callable[..., list[Fact]], facts: list[Fact], reference: "Se
     return [f for f in made if isinstance(f, Fact)]
 
 
-def compare(target: Sequence[Fact], baseline: Sequence[Fact]) -> tuple[list[Fact], list[dict[str, Any]]]:
-    return _compare.compare(target, baseline)
+def compare(target: Sequence[Fact], baseline: Sequence[Fact],
+            warnings: list[str] | None = None) -> tuple[list[Fact], list[dict[str, Any]]]:
+    """Comparison facts and differences; nothing (with a warning) when the comparison raises."""
+    try:
+        return _compare.compare(target, baseline)
+    except Exception as exc:  # a bad pair of inputs costs the comparison, not the report
+        if warnings is not None:
+            warnings.append(f"target/baseline comparison dropped: {type(exc).__name__}: {str(exc)[:200]}")
+        return [], []

@@ -67,8 +67,11 @@ def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope
                   redact: bool = True) -> Collected:
     from clusterdx.facts.ingest import ingest
 
+    from clusterdx.facts.base import printable
+
     result = ingest(paths, node=node, scope=scope, redact=redact)
-    return Collected(list(result.inputs), list(result.facts), [str(p) for p in paths], dict(result.aliases))
+    return Collected(list(result.inputs), list(result.facts), [printable(str(p), False) for p in paths],
+                     dict(result.aliases))
 
 
 def collect_live(redact: bool = True) -> Collected:
@@ -107,18 +110,19 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
 
     kb = kb or load_kb()
     ref = select(reference, target.facts)
-    facts = derive_all(target.facts, ref)
+    derive_warnings: list[str] = []
+    facts = derive_all(target.facts, ref, derive_warnings)
     facts = facts + cross_node_facts(facts)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts, ref)
-        extra, diffs = compare(facts, base_facts)
+        base_facts = derive_all(baseline.facts, ref, derive_warnings)
+        extra, diffs = compare(facts, base_facts, derive_warnings)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
     site = site or SiteConfig()
     engine = engine_for(kb, site)
     results, warnings = engine.evaluate(facts)
-    warnings = site_warnings(kb, site) + warnings
+    warnings = site_warnings(kb, site) + derive_warnings + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
     extra_out: dict[int, EvidenceOut] = {}

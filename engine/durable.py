@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import orjson
 
-from clusterdx.engine.ir import CompiledRule, Pattern, Test
+from clusterdx.engine.ir import MAX_MATCH_INPUT, CompiledRule, Pattern, Test
 
 MAX_PATTERNS_PER_RULE = 16
 MAX_RULES_PER_ALPHA_PATH = 250
@@ -198,7 +198,7 @@ def _to_durable(index: int, payload: dict[str, Any], regexes: dict[str, list[tup
         fact[f"f_{key}"] = _durable_number(value) if isinstance(value, float) else value
     for rx_key, fld, pattern in regexes.get(payload["type"], ()):
         value = payload.get(fld)
-        fact[rx_key] = isinstance(value, str) and re.search(pattern, value) is not None
+        fact[rx_key] = isinstance(value, str) and re.search(pattern, value[:MAX_MATCH_INPUT]) is not None
     return fact
 
 

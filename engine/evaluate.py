@@ -101,6 +101,39 @@ def enabled_rules(kb: KnowledgeBase, statuses: Sequence[str] = ("stable", "test"
     return sorted(r.id for r in kb.rules.values() if r.status in statuses and r.id not in disabled)
 
 
+def safe_payloads(facts: Sequence[Fact]) -> tuple[list[Fact], list[dict[str, Any]], list[str]]:
+    """(facts kept, their payloads, warnings): a fact whose payload cannot be handed to the rule
+    engine (a number beyond 64 bits or not finite, made without validation; a payload that does
+    not serialise) is dropped with a warning naming it, instead of losing the whole batch."""
+    import math
+
+    import orjson
+
+    kept: list[Fact] = []
+    payloads: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for f in facts:
+        try:
+            payload = f.payload()
+            for value in payload.values():
+                for x in value if isinstance(value, list) else (value,):
+                    if isinstance(x, bool):
+                        continue
+                    if isinstance(x, int) and not -(1 << 63) <= x < (1 << 63):
+                        raise ValueError("integer outside the signed 64-bit range")
+                    if isinstance(x, float) and not math.isfinite(x):
+                        raise ValueError("NaN or infinity")
+            orjson.dumps(payload)
+        except Exception as exc:
+            where = getattr(getattr(f, "source", None), "input", "?")
+            warnings.append(f"fact {getattr(f, 'fact_type', '?')} from {where} not evaluated: "
+                            f"{type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        kept.append(f)
+        payloads.append(payload)
+    return kept, payloads, warnings
+
+
 class RuleEngine:
     def __init__(self, kb: KnowledgeBase, rule_ids: Sequence[str] | None = None,
                  params: dict[str, dict[str, Any]] | None = None):
@@ -114,14 +147,14 @@ class RuleEngine:
         self._session.close()
 
     def evaluate(self, facts: Sequence[Fact]) -> tuple[list[RuleResult], list[str]]:
-        payloads = [f.payload() for f in facts]
+        facts, payloads, dropped = safe_payloads(facts)
         by_rule: dict[int, list[Match]] = {}
         neg_only: dict[int, list[Match]] = {}
         counts: dict[int, int] = {}
         seen: dict[int, set[tuple[int, tuple[int, ...]]]] = {}
         evaluable: set[int] = set()
         closest: dict[int, list[Pattern]] = {}
-        warnings: list[str] = []
+        warnings: list[str] = list(dropped)
         for _name, idx in split_sessions(facts):
             sub = [payloads[i] for i in idx]
             run = self._session.run(sub)  # compiled once; every run is a fresh session

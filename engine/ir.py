@@ -15,6 +15,10 @@ from typing import Any
 
 from clusterdx.engine.schema import FactPattern, Rule
 
+#: a rule's ``matches`` regex sees at most this many characters of a field: a ticket's value can
+#: be any length, and even a linear pattern should not scan megabytes per fact
+MAX_MATCH_INPUT = 4096
+
 
 @dataclass(frozen=True)
 class Test:

@@ -236,6 +236,13 @@ def _check_value(kb: KnowledgeBase, rule: Rule, path: tuple, fld: str, kind: str
                 re.compile(str(v))
             except re.error as exc:
                 _problem_at(kb, "Rule", rule.id, path, "KB208", f"bad regex {v!r}: {exc}")
+            else:
+                nested = nested_quantifier(str(v))
+                if nested:
+                    _problem_at(kb, "Rule", rule.id, path, "KB210",
+                                f"regex {v!r} repeats a repeated part ({nested}): it can take exponential "
+                                "time on a long value", hint="write the repeated part once, e.g. '(ab)+' "
+                                "for '(a+b?)+', or anchor it to a fixed shape")
             if kind != "string":
                 _problem_at(kb, "Rule", rule.id, path, "KB206", f"matches needs a string field; {fld!r} is {kind}")
             continue
@@ -386,3 +393,47 @@ def _check_coverage(kb: KnowledgeBase) -> None:
     for rule in kb.rules.values():
         if kb.test_file(rule.id) is None:
             _problem_at(kb, "Rule", rule.id, (), "KB902", f"rule {rule.id!r} has no {rule.id}.test.yaml beside it")
+
+
+def nested_quantifier(pattern: str) -> str:
+    """The first repeat inside a repeat in ``pattern`` (``(a+)+``, ``(\\w*\\.?)*``), or ''.
+
+    >>> nested_quantifier(r"^(a+)+$"), nested_quantifier(r"mlx5_\\d+"), nested_quantifier(r"(ab|cd){2}x*")
+    ('(a+)+', '', '')
+    """
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        tree = sre_parse.parse(pattern)
+    except Exception:
+        return ""
+    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT}
+    possessive = getattr(sre_parse, "POSSESSIVE_REPEAT", None)
+
+    def unbounded_inside(items, depth: int) -> bool:
+        for op, av in items:
+            if op in repeats:
+                lo, hi, sub = av
+                if hi > 1 and depth > 0:
+                    return True
+                if unbounded_inside(sub, depth + (1 if hi > 1 else 0)):
+                    return True
+            elif op == possessive:
+                continue  # no backtracking into it
+            elif op == sre_parse.SUBPATTERN:
+                if unbounded_inside(av[-1], depth):
+                    return True
+            elif op == sre_parse.BRANCH:
+                if any(unbounded_inside(b, depth) for b in av[1]):
+                    return True
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                if unbounded_inside(av[1], depth):
+                    return True
+        return False
+
+    if not unbounded_inside(tree, 0):
+        return ""
+    m = re.search(r"\([^()]*[+*}][^()]*\)[+*{]", pattern)
+    return m.group(0) if m else "nested repeat"

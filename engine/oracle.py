@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-from clusterdx.engine.ir import CompiledRule, Pattern, Test
+from clusterdx.engine.ir import MAX_MATCH_INPUT, CompiledRule, Pattern, Test
 
 
 @lru_cache(maxsize=4096)
@@ -44,7 +44,7 @@ def test_holds(test: Test, payload: dict[str, Any]) -> bool:
     if op == "contains":
         return isinstance(value, list) and want in value
     if op == "matches":
-        return isinstance(value, str) and _regex(want).search(value) is not None
+        return isinstance(value, str) and _regex(want).search(value[:MAX_MATCH_INPUT]) is not None
     try:
         if op == "gt":
             return value > want

@@ -4,8 +4,11 @@ A site may load extra KB folders on top of the shipped ones, override rule param
 (thresholds) and cause priors, disable rules, choose which rule statuses run, and declare which
 causes its validation treats as mandatory. Every report says which configuration was in force.
 
-Looked up in this order: ``--config FILE``, ``$CLUSTERDX_CONFIG``, ``./clusterdx.yaml``,
-``~/.config/clusterdx/site.yaml``, ``/etc/clusterdx/site.yaml``. Example::
+Looked up in this order: ``--config FILE``, ``$CLUSTERDX_CONFIG``, ``site.yaml`` in the user's
+configuration folder (``platformdirs.user_config_dir("clusterdx")``, ``~/.config/clusterdx`` on
+Linux), ``/etc/clusterdx/site.yaml``. Never from the working directory or a folder being
+diagnosed: a ticket is data, and a ``clusterdx.yaml`` shipped inside one must not be able to
+disable rules or load knowledge-base folders. Example::
 
     schema: clusterdx/site/v1
     name: dc-west GB200 pods
@@ -75,8 +78,9 @@ def candidates() -> list[Path]:
     env = os.environ.get("CLUSTERDX_CONFIG")
     if env:
         out.append(Path(env))
-    out += [Path.cwd() / "clusterdx.yaml", Path.home() / ".config" / "clusterdx" / "site.yaml",
-            Path("/etc/clusterdx/site.yaml")]
+    from platformdirs import user_config_dir
+
+    out += [Path(user_config_dir("clusterdx")) / "site.yaml", Path("/etc/clusterdx/site.yaml")]
     return out
 
 

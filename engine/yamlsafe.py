@@ -76,6 +76,40 @@ class _Loader(_Base):  # type: ignore[valid-type, misc]
 _LOADER = _Loader("")
 
 MAX_YAML_BYTES = 4 * 1024 * 1024
+#: nodes a document may hold once its aliases are expanded ("billion laughs": a few lines of
+#: ``&a [*b, *b, ...]`` expand to 10^9 nodes); the largest KB file holds a few thousand
+MAX_EXPANDED_NODES = 100_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes ``root`` would hold with every alias expanded, computed without expanding
+    (each distinct node's size once)."""
+    sizes: dict[int, int] = {}
+    started: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes or (not done and id(node) in started):
+            continue  # sized already, or an alias back to an ancestor (a recursive document)
+        started.add(id(node))
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        if done:
+            sizes[id(node)] = min(1 + sum(sizes.get(id(c), 1) for c in children), 1 << 62)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _check_expansion(node: yaml.Node) -> None:
+    size = _expanded_size(node)
+    if size > MAX_EXPANDED_NODES:
+        raise YamlError(f"aliases expand to {size} nodes (limit {MAX_EXPANDED_NODES}); refused",
+                        node.start_mark.line + 1, node.start_mark.column + 1)
 
 
 def load_text(text: str) -> Located:
@@ -95,6 +129,7 @@ def load_text(text: str) -> Located:
         raise YamlError(str(exc), 1, 1) from None
     if node is None:
         return Located(None, {(): (1, 1)})
+    _check_expansion(node)
     locs: dict[tuple, Loc] = {}
     vlocs: dict[tuple, Loc] = {}
     try:
@@ -102,6 +137,8 @@ def load_text(text: str) -> Located:
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         raise YamlError(str(exc.problem), mark.line + 1 if mark else 1, mark.column + 1 if mark else 1) from None
+    except RecursionError:
+        raise YamlError("document refers to itself through an alias, or nests too deep", 1, 1) from None
     return Located(data, locs, vlocs)
 
 
@@ -111,4 +148,13 @@ def load_file(path: Path) -> Located:
 
 def load_plain(path: Path) -> Any:
     """Plain safe load when locations are not needed (case expectations, site config)."""
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()

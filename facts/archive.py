@@ -276,6 +276,8 @@ def open_archive(data: bytes, name: str, limits: Limits, budget: Budget,
         inner = detect(out[:512])
         if inner == "tar":
             listing = _read_tar(out, limits, quota, kind=f"tar.{kind}")
+            if problem is not None and problem[0] == "skipped":
+                _after_stop(listing, problem[1])
         elif problem is not None and problem[0] == "skipped":
             # a bomb or a cap: do not hand a cut-off blob to the sniffers as if it were a file
             listing = Listing(kind=kind)
@@ -293,6 +295,19 @@ def open_archive(data: bytes, name: str, limits: Limits, budget: Budget,
     if kind == "zip":
         return _read_zip(data, limits, budget, quota)
     return Listing(kind="unknown", problems=[("error", "not an archive")])
+
+
+def _after_stop(listing: Listing, why: str) -> None:
+    """A tar read from a stream whose decompression was stopped: the member the stop cut is
+    skipped (not parsed as if it were whole), and the entries after it, whose names were never
+    decompressed, are accounted for in one line."""
+    for m in listing.members:
+        if m.truncated and m.reason.startswith("member truncated: the archive ends"):
+            m.status, m.data, m.truncated = "skipped", None, False
+            m.reason = f"not read: {why}"
+    listing.problems = [("skipped", f"entries after the first {len(listing.members)} not listed: {why}")
+                        if status == "partial" and reason.startswith("tar archive truncated") else (status, reason)
+                        for status, reason in listing.problems]
 
 
 def _limit_note(limits: Limits, remaining: int) -> tuple[str, str]:
@@ -461,4 +476,12 @@ def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits,
 
 
 def _sorted(members: list[Member]) -> list[Member]:
+    """Members by name; a name the archive holds twice (tar appends, zip allows it) gets ``#2``,
+    ``#3``... in archive order, so each copy is read and reported on its own."""
+    seen: dict[str, int] = {}
+    for m in members:
+        n = seen.get(m.name, 0) + 1
+        seen[m.name] = n
+        if n > 1:
+            m.name = f"{m.name}#{n}"
     return sorted(members, key=lambda m: m.name)

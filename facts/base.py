@@ -12,6 +12,7 @@ enforced here, is what keeps a threshold comparison honest.
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
@@ -28,6 +29,31 @@ class Scope(str, Enum):
     unknown = "unknown"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep_newlines: bool = True) -> str:
+    """``text`` safe for a terminal and for JSON: bytes that were not UTF-8 (a file name read
+    with surrogateescape) and control characters (ESC, BEL, NUL) shown as ``\\xNN``.
+
+    >>> printable("ok.txt"), printable("a\\x1b[31mred"), printable(b"caf\\xe9".decode("utf-8", "surrogateescape"))
+    ('ok.txt', 'a\\\\x1b[31mred', 'caf\\\\xe9')
+    """
+    if text.isprintable():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+    pattern = _CONTROL if keep_newlines else _CONTROL_ALL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 class SourceRef(BaseModel):
     """Where a fact came from: input name, 1-based line span, parser."""
 
@@ -37,6 +63,11 @@ class SourceRef(BaseModel):
     line: int = 0
     end_line: int = 0
     parser: str = ""
+
+    @field_validator("input", mode="after")
+    @classmethod
+    def _printable(cls, v: str) -> str:
+        return printable(v, keep_newlines=False)
 
     def __str__(self) -> str:
         if self.line <= 0:
@@ -59,6 +90,31 @@ class NotApplicable(Exception):
 
 
 FACT_TYPES: dict[str, type["Fact"]] = {}
+
+#: the range of integers a fact may hold: signed 64-bit, what the rule engine stores
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_number(x: Any) -> None:
+    """Refuse an integer outside the signed 64-bit range and a NaN or infinite float.
+
+    >>> check_number(2**63 - 1)
+    >>> check_number(2**64)
+    Traceback (most recent call last):
+    ...
+    ValueError: integer 18446744073709551616 is outside the signed 64-bit range
+    >>> check_number(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN and infinity are not allowed in facts
+    """
+    if isinstance(x, bool):
+        return
+    if isinstance(x, int) and not INT_MIN <= x <= INT_MAX:
+        text = str(x) if x.bit_length() < 200 else f"of {x.bit_length()} bits"
+        raise ValueError(f"integer {text} is outside the signed 64-bit range")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError("NaN and infinity are not allowed in facts")
 
 _SCALARS = (str, int, float, bool)
 
@@ -92,8 +148,11 @@ class Fact(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _finite(cls, v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError("NaN and infinity are not allowed in facts")
+        """Numbers are bounded and finite where facts are made: the rule engine holds integers
+        in 64 bits and a NaN compares false with everything, so one such value from a ticket
+        would either crash the run or silently defeat a threshold."""
+        for x in (v if isinstance(v, (list, tuple)) else (v,)):
+            check_number(x)
         return v
 
     def payload(self) -> dict[str, Any]:

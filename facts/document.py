@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from clusterdx.facts.base import Fact, Scope, SourceRef
 from clusterdx.facts.coverage import Coverage, coverage_of
 
@@ -95,14 +97,51 @@ class ParseContext:
         return SourceRef(input=self.doc.name, line=line, end_line=end_line, parser=self.parser)
 
     def add(self, fact_cls: type[Fact], index: int | None = None, end: int | None = None,
-            **fields: Any) -> Fact:
-        """Create a fact from ``lines[index]`` (or ``index..end``) and keep it."""
+            **fields: Any) -> Fact | None:
+        """Create a fact from ``lines[index]`` (or ``index..end``) and keep it.
+
+        A value the fact model refuses (an integer beyond 64 bits, NaN, a wrong type) costs that
+        one fact, not the input: it is dropped with a located warning and None is returned.
+        """
         fields.setdefault("node", self.doc.node)
         fields.setdefault("scope", self.doc.scope)
-        fact = fact_cls(source=self.src(index, end), **fields)
+        if self.doc.redact:
+            fields = _redacted(fields)
+        try:
+            fact = fact_cls(source=self.src(index, end), **fields)
+        except (ValidationError, ValueError, TypeError) as exc:
+            self.warn(index, f"{fact_cls.fact_type or fact_cls.__name__} fact dropped: {_why(exc)}")
+            return None
         self.facts.append(fact)
         return fact
 
     def warn(self, index: int | None, message: str) -> None:
         """Record a problem with one line; the input is then reported as partly parsed."""
         self.warnings.append((self.doc.lineno(index) if index is not None else 0, message))
+
+
+def _why(exc: Exception) -> str:
+    """One line for a refused fact: the fields and what was wrong with them."""
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors()[:3]:
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        return "; ".join(parts)[:300]
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
+    """String fields (and lists of strings) through the one redactor: whatever a parser keeps
+    from an input, a credential in it does not reach a fact."""
+    from clusterdx.facts.redact import redact_field
+
+    out = {}
+    for key, value in fields.items():
+        if type(value) is str:
+            value = redact_field(value)
+        elif type(value) is list and any(type(v) is str for v in value):
+            value = [redact_field(v) if type(v) is str else v for v in value]
+        out[key] = value
+    return out

@@ -52,8 +52,9 @@ from pydantic import BaseModel, Field
 
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
-from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope
+from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
 from clusterdx.facts.document import Document, ParseContext, split_lines
+from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
 
@@ -205,7 +206,7 @@ def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str |
     run = _Run(limits or Limits(), node, scope, redact, formats)
     for p in paths:
         run.add_path(p)
-    return _resolved(run.result, node)
+    return _resolved(run.finish(), node)
 
 
 def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
@@ -229,7 +230,7 @@ def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
         start = d.first_line
         end = d.first_line + len(d.lines) - 1 if d.lines else 0
         run.process(d, path=d.name, size=size, line_start=start, line_end=end)
-    return _resolved(run.result, node)
+    return _resolved(run.finish(), node)
 
 
 def _coerce_scope(scope: str | Scope | None) -> Scope | None:
@@ -257,6 +258,58 @@ def _binary_preview(data: bytes) -> str:
     return "".join(chr(b) if 32 <= b < 127 else "." for b in head)
 
 
+#: warnings kept per input; the rest are counted in one last line
+MAX_WARNINGS = 50
+#: copies of one identical fact (same type and fields, any line) kept per input; the rest are
+#: counted in a warning (a log that repeats one line a million times is one observation)
+MAX_REPEATS = 100
+
+
+def dedupe(facts: list[Fact]) -> tuple[list[Fact], list[InputWarning]]:
+    """Facts with copies beyond :data:`MAX_REPEATS` of an identical one dropped, and a warning
+    per fact type saying how many."""
+    counts: dict[tuple, int] = {}
+    dropped: dict[str, int] = {}
+    kept: list[Fact] = []
+    for f in facts:
+        try:
+            key = (type(f), tuple((k, tuple(v) if isinstance(v, list) else v)
+                                  for k, v in f.__dict__.items() if k != "source"))
+            n = counts.get(key, 0) + 1
+            counts[key] = n
+        except TypeError:  # an unhashable field: keep the fact
+            n = 1
+        if n > MAX_REPEATS:
+            dropped[f.fact_type] = dropped.get(f.fact_type, 0) + 1
+            continue
+        kept.append(f)
+    return kept, [InputWarning(line=0, message=f"{n} more identical {t} facts not kept "
+                                                f"(first {MAX_REPEATS} kept)")
+                  for t, n in dropped.items()]
+
+
+def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
+    """A record safe to show: its path and command printable (invalid UTF-8 and control
+    characters escaped), and, unless ``redact`` is False, every text it carries from the input
+    (command, first line, reason, warnings) through the one redactor; warnings capped at
+    :data:`MAX_WARNINGS`."""
+    def text(value: str) -> str:
+        return printable(redact_text(value) if redact else value, keep_newlines=False)
+
+    warnings = rec.warnings
+    if len(warnings) > MAX_WARNINGS:
+        rest = len(warnings) - MAX_WARNINGS
+        warnings = warnings[:MAX_WARNINGS] + [InputWarning(line=0, message=f"{rest} more warnings")]
+    return rec.model_copy(update=dict(
+        path=printable(rec.path, keep_newlines=False),
+        command=text(rec.command) if rec.command is not None else None,
+        first_line=text(rec.first_line),
+        reason=text(rec.reason),
+        node=printable(rec.node, keep_newlines=False),
+        warnings=[InputWarning(line=w.line, message=text(w.message)) for w in warnings],
+    ))
+
+
 class _Run:
     def __init__(self, limits: Limits, node: str | None, scope: str | None, redact: bool,
                  formats: FormatsArg):
@@ -267,6 +320,11 @@ class _Run:
         self.formats = format_list(formats)
         self.budget = Budget(limits.max_total_bytes)
         self.result = IngestResult()
+
+    def finish(self) -> IngestResult:
+        """Every record through :func:`clean_record` (names shown safely, secrets redacted)."""
+        self.result.inputs = [clean_record(r, self.redact) for r in self.result.inputs]
+        return self.result
 
     # -- attribution
 
@@ -333,6 +391,7 @@ class _Run:
 
     def add_dir(self, root: Path, display: str, where: _Where) -> None:
         entries: list[tuple[tuple[str, ...], str | None]] = []  # (rel parts, skip reason)
+        self._walk_root = os.path.realpath(root)
         self._walk(root, (), entries)
         if not entries:
             self.record(where, path=display, status="skipped", reason="empty directory")
@@ -394,7 +453,11 @@ class _Run:
                     except OSError:
                         out.append((parts, "broken symbolic link"))
                         continue
-                    if stat.S_ISREG(st.st_mode):
+                    outside = _outside(e.path, self._walk_root)
+                    if outside is not None:
+                        out.append((parts, f"symbolic link to {outside!r}, outside the folder "
+                                           "given (not followed)"))
+                    elif stat.S_ISREG(st.st_mode):
                         out.append((parts, None))
                     elif stat.S_ISDIR(st.st_mode):
                         out.append((parts, "symbolic link to a directory (not followed)"))
@@ -530,6 +593,8 @@ class _Run:
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                          message=str(message)))
+        ctx.facts, repeats = dedupe(ctx.facts)
+        warnings += repeats
         reasons = [f"streamed ({human(size)})"]
         if ctx.warnings:
             reasons.append(f"{len(ctx.warnings)} parser warning(s)")
@@ -734,6 +799,8 @@ class _Run:
                 truncated_note: str = "") -> InputRecord:
         warnings = list(extra_warnings or [])
         sniff_warnings: list[str] = []
+        if doc.redact and doc.command:
+            doc = dataclasses.replace(doc, command=redact_text(doc.command))
         binary = doc.raw is not None
         first = _binary_preview(doc.raw) if binary and doc.raw is not None else _first_nonempty(doc.lines)
         base = dict(path=path, first_line=first, line_start=line_start, line_end=line_end,
@@ -815,6 +882,8 @@ class _Run:
             for line, message in ctx.warnings:
                 warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                              message=str(message)))
+            ctx.facts, repeats = dedupe(ctx.facts)
+            warnings += repeats
             status: Status = "partial" if ctx.warnings else "parsed"
             reason = ""
             if ctx.warnings:
@@ -975,6 +1044,18 @@ class _LineStream:
                 yield base, lines
             if not block:
                 return
+
+
+def _outside(link: str, root: str) -> str | None:
+    """The target of symbolic link ``link`` when it resolves outside ``root`` (a real path), else
+    None: a ticket's folder may not make us read ``/etc/shadow`` or ``~/.ssh``."""
+    target = os.path.realpath(link)
+    try:
+        if os.path.commonpath([target, root]) == root:
+            return None
+    except ValueError:  # different drives
+        pass
+    return printable(target, keep_newlines=False)
 
 
 def _is_macos_metadata(name: str) -> bool:

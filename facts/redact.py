@@ -31,6 +31,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 REDACTED = "<redacted>"
 
@@ -39,23 +40,53 @@ _SECRET_PARTS = frozenset({
     "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "AUTHORIZATION", "COOKIE",
     "JWT", "PAT", "KEY", "KEYS", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHTOKEN",
     "ACCESSTOKEN", "APITOKEN", "AUTHKEY", "SIGNINGKEY", "MASTERKEY", "ACCOUNTKEY", "SASTOKEN",
+    "PGPASSWORD", "PGPASS", "SSHPASS", "IDENTITYTOKEN", "REFRESHTOKEN", "WEBHOOK", "WEBHOOKURL",
+    "PASSCODE", "CLIENTSECRET",
 })
+# short forms that are secret only as a part of a longer name: MYSQL_PWD, REDIS_PW, but not PWD
+# (the working directory)
+_SECRET_SUFFIX_PARTS = frozenset({"PWD", "PW"})
+# glued names ending in these are secrets too: REDISPASSWORD, DBPASSWD, APPSECRET
+_SECRET_ENDINGS = ("PASSWORD", "PASSWD", "SECRET", "APITOKEN", "APIKEY")
 # The value of these is where a secret lives, not the secret.
 _LOCATION_SUFFIXES = frozenset({"FILE", "PATH", "DIR", "FILENAME", "SOCK", "SOCKET", "LOCATION"})
 _PART_SPLIT = re.compile(r"[_\-.\s]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
 # scheme://userinfo@host: userinfo up to the last '@' before the host part
-_URL_CRED = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s@]*)?@(?=[^\s/@]*(?:[/\s?#]|$))")
+_URL_CRED = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s]*)?@(?=[^\s/@]*(?:[/\s?#]|$))")
 # NAME=value or NAME: value pairs in free text; value may be quoted
 _PAIR = re.compile(
-    r"""(?P<pre>(?:^|(?<=[\s;,&|({'"]))(?:--?)?)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>=|:[ \t]*)"""
+    r"""(?P<pre>(?:^|(?<=[\s;,&|({'"]))(?:--?)?)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]*=[ \t]*|:[ \t]*)"""
     r"""(?P<val>"[^"]*"?|'[^']*'?|[^\s;,&|)'"]+)"""
 )
 # --hf-token VALUE / --password VALUE (option then value as the next word)
 _OPT_SPACE = re.compile(r"(?P<opt>(?<!\S)--?[A-Za-z][A-Za-z0-9_\-]*)(?P<sp>[ \t]+)(?P<val>\"[^\"]*\"|'[^']*'|[^\s\-][^\s]*)")
 _BEARER = re.compile(r"\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 # Tokens recognisable by their own shape, wherever they appear.
+# JSON "name": "value" (docker config.json "auth", a credentials file's "password")
+_JSON_PAIR = re.compile(r'"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"(?P<sep>[ \t]*:[ \t]*)"(?P<val>[^"\\]*(?:\\.[^"\\]*)*)"')
+# curl -u user:password / --user user:password / --proxy-user
+_CURL_USER = re.compile(r"(?P<opt>(?<!\S)(?:-u|--user|--proxy-user|-U)[ \t]*)(?P<q>['\"]?)(?P<user>[^\s:'\"]*):(?P<pw>[^\s'\"]+)")
+# netrc: "machine h login u password X", or a line "password X"
+_NETRC = re.compile(r"(?P<pre>(?:\blogin[ \t]+\S+[ \t]+|^[ \t]*))(?P<kw>password|passwd)(?P<sp>[ \t]+)"
+                    r"(?P<val>[^\s=:]\S*)", re.MULTILINE)
+# the line-start form only as a whole line (a .netrc continuation), not prose ("password is wrong")
+_NETRC_ALONE = re.compile(r"^[ \t]*(?:password|passwd)[ \t]+\S+[ \t]*$", re.MULTILINE)
+# CLIs that take a credential as a bare word: wandb login KEY, huggingface-cli login TOKEN
+_LOGIN_WORD = re.compile(r"\b(?P<cmd>(?:wandb|huggingface-cli|hf)[ \t]+login(?:[ \t]+--relogin)?[ \t]+)(?P<val>[^\s\-][^\s]*)")
+# CLIs whose -p is a password: mysql -pX, docker login -p X (handled per command, see _short_p)
+_P_COMMANDS = re.compile(r"\b(?P<glued>mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b|\b(?:docker|podman|nerdctl|buildah|skopeo|helm(?:[ \t]+registry)?|oras)[ \t]+login\b")
+_SHORT_P = re.compile(r"(?P<opt>(?<!\S)-p)(?P<sp>[ \t]*)(?P<val>[^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")")
+_CMD_SPLIT = re.compile(r"([|;&\n]+)")
+# Slack / Discord / Teams webhooks carry their secret in the path
+_WEBHOOK = re.compile(r"\b(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks"
+                      r"|[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2))/[^\s'\"<>]+")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
+# a PEM private key: the whole block, or (when lines are redacted one at a time) its body lines
+_PEM_BLOCK = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY)-----[\s\S]*?(?:-----END (?P=kind)-----|\Z)")
+_PEM_LINE = re.compile(r"^[ \t]*(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
+                       r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}[ \t]*$", re.MULTILINE)
 _KNOWN_TOKENS = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
     r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|nvapi-[A-Za-z0-9_\-]{30,}|sk-[A-Za-z0-9_\-]{32,}"
@@ -86,7 +117,9 @@ def is_secret_name(name: str) -> bool:
         return False
     if "CONNECTION" in parts and "STRING" in parts:
         return True
-    return any(p in _SECRET_PARTS for p in parts)
+    if len(parts) > 1 and parts[-1] in _SECRET_SUFFIX_PARTS:
+        return True
+    return any(p in _SECRET_PARTS or (len(p) > 6 and p.endswith(_SECRET_ENDINGS)) for p in parts)
 
 
 def _mask_url(match: re.Match[str]) -> str:
@@ -122,9 +155,13 @@ def redact_text(text: str) -> str:
         return text
 
     def pair(m: re.Match[str]) -> str:
-        if not is_secret_name(m.group("name")):
-            return m.group(0)
         val = m.group("val")
+        if not is_secret_name(m.group("name")):
+            lq, rq = _unquoted(val)
+            if lq and len(val) > 2:  # a quoted value may hold pairs of its own: reason: 'TOKEN=x'
+                inner = val[1:len(val) - len(rq)]
+                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{lq}{redact_text(inner)}{rq}"
+            return m.group(0)
         if val == REDACTED or val.lower() in ("bearer", "basic", "token"):
             return m.group(0)
         lq, rq = _unquoted(val)
@@ -136,12 +173,105 @@ def redact_text(text: str) -> str:
         lq, rq = _unquoted(m.group("val"))
         return f"{m.group('opt')}{m.group('sp')}{lq}{REDACTED}{rq}"
 
-    out = _URL_CRED.sub(_mask_url, text)
+    def curl_user(m: re.Match[str]) -> str:
+        return f"{m.group('opt')}{m.group('q')}{m.group('user')}:{REDACTED}"
+
+    def json_pair(m: re.Match[str]) -> str:
+        if not is_secret_name(m.group("name")) or m.group("val") in ("", REDACTED):
+            return m.group(0)
+        return f'"{m.group("name")}"{m.group("sep")}"{REDACTED}"'
+
+    def keep_kw(m: re.Match[str]) -> str:
+        if m.group("val") == REDACTED:
+            return m.group(0)
+        if "login" not in m.group("pre") and _NETRC_ALONE.match(m.string, m.start()) is None:
+            return m.group(0)
+        return f"{m.group('pre')}{m.group('kw')}{m.group('sp')}{REDACTED}"
+
+    out = _PEM_BLOCK.sub(lambda m: f"-----BEGIN {m.group('kind')}-----{REDACTED}"
+                         f"{'-----END ' + m.group('kind') + '-----' if m.group(0).endswith('-----') else ''}", text)
+    out = _PEM_LINE.sub(REDACTED, out)
+    out = _JWT.sub(REDACTED, out)
+    out = _WEBHOOK.sub(lambda m: f"{m.group(1)}/{REDACTED}", out)
+    out = _URL_CRED.sub(_mask_url, out)
     out = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    out = _JSON_PAIR.sub(json_pair, out)
     out = _PAIR.sub(pair, out)
+    out = _CURL_USER.sub(curl_user, out)
+    out = _NETRC.sub(keep_kw, out)
+    out = _LOGIN_WORD.sub(lambda m: m.group(0) if m.group("val") == REDACTED else f"{m.group('cmd')}{REDACTED}", out)
     out = _OPT_SPACE.sub(opt, out)
+    if _P_COMMANDS.search(out):
+        out = _short_p(out)
     out = _KNOWN_TOKENS.sub(REDACTED, out)
     return out
+
+
+def _short_p(text: str) -> str:
+    """``-pSECRET`` / ``-p SECRET`` redacted in the commands whose ``-p`` is a password (mysql,
+    docker login), and only there: ``mkdir -p``, ``ssh -p 22`` and ``docker run -p 80:80`` keep it."""
+    pieces = _CMD_SPLIT.split(text)
+    for i, piece in enumerate(pieces):
+        m = _P_COMMANDS.search(piece)
+        if m is None:
+            continue
+        head, tail = piece[:m.end()], piece[m.end():]
+
+        glued_only = m.group("glued") is not None  # mysql -p alone prompts; -p db is a database
+
+        def one(p: re.Match[str]) -> str:
+            if p.group("val") == REDACTED or (glued_only and p.group("sp")):
+                return p.group(0)
+            lq, rq = _unquoted(p.group("val"))
+            return f"{p.group('opt')}{p.group('sp')}{lq}{REDACTED}{rq}"
+
+        pieces[i] = head + _SHORT_P.sub(one, tail)
+    return "".join(pieces)
+
+
+def redact_lines(lines: list[str]) -> list[str]:
+    """Lines redacted one at a time, with the body of a PEM private key block (which no single
+    line shows as one) replaced too."""
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if inside:
+            if line.strip().startswith("-----END "):
+                inside = False
+                out.append(line)
+            else:
+                out.append(REDACTED if line.strip() else line)
+            continue
+        if re.search(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----\s*$", line):
+            inside = True
+            out.append(line)
+            continue
+        out.append(redact_text(line))
+    return out
+
+
+# text that may hold something redact_text would mask: a cheap test before the full pass
+_HINT = re.compile(r"[=:@]|-----BEGIN|eyJ|hf_|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abpr]-|sk-|nvapi-|login"
+                   r"|[Pp][Aa][Ss][Ss]|[A-Za-z0-9+/]{40}")
+
+
+def redact_field(value: str) -> str:
+    """A fact's string field with credentials masked (``redact_text``, after a cheap test).
+
+    Parsers copy one long line into many facts (a launch line into each of its bindings): the
+    last few thousand results are remembered, so a line is redacted once, not once per fact.
+
+    >>> redact_field("mlx5_0"), redact_field("https://u:pw@h/x")
+    ('mlx5_0', 'https://u:<redacted>@h/x')
+    """
+    if not value or _HINT.search(value) is None:
+        return value
+    return _redact_cached(value)
+
+
+@lru_cache(maxsize=4096)
+def _redact_cached(value: str) -> str:
+    return redact_text(value)
 
 
 def redact_value(name: str, value: str) -> str:

@@ -92,3 +92,53 @@ def test_secret_pair_values_never_survive(secret):
     for template in ("HF_TOKEN={}", "export DB_PASSWORD='{}'", "--api-key {}", "https://u:{}@host/"):
         text = template.format(secret)
         assert secret not in redact_text(text) or secret in template.replace("{}", "")
+
+
+# -- the forms the robustness audit found leaking (issue 13): (input, shown) ----------------------
+
+LEAKS = [
+    ("PGPASSWORD=pg_s3cret psql", "PGPASSWORD=<redacted> psql"),
+    ("SSHPASS=ssh_s3cret sshpass -e ssh h", "SSHPASS=<redacted> sshpass -e ssh h"),
+    ("MYSQL_PWD=my_s3cret REDIS_PW=rd_s3cret", "MYSQL_PWD=<redacted> REDIS_PW=<redacted>"),
+    ("SLACK=https://hooks.slack.com/services/T0/B0/slk_s3cret", "SLACK=https://hooks.slack.com/services/<redacted>"),
+    ("https://bob:p@ss_s3cret@db.example.com/x", "https://bob:<redacted>@db.example.com/x"),
+    ("password = kv_s3cret", "password = <redacted>"),
+    ("curl -u bob:curl_s3cret https://x", "curl -u bob:<redacted> https://x"),
+    ("curl --user 'bob:curl_s3cret' https://x", "curl --user 'bob:<redacted>' https://x"),
+    ("mysql -uroot -pmy_s3cret db", "mysql -uroot -p<redacted> db"),
+    ("docker login -u bob -p dk_s3cret reg.io", "docker login -u bob -p <redacted> reg.io"),
+    ("wandb login wb_s3cret0123456789", "wandb login <redacted>"),
+    ("machine api.x.com login bob password nrc_s3cret", "machine api.x.com login bob password <redacted>"),
+    ('{"password": "js_s3cret", "user": "bob"}', '{"password": "<redacted>", "user": "bob"}'),
+    ('{"auths": {"reg.io": {"auth": "Ym9iOmRrX3MzY3JldA=="}}}', '{"auths": {"reg.io": {"auth": "<redacted>"}}}'),
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig_s3cret", "token <redacted>"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx+pem/s3cret0123456789abcdefghijklmnopqrstuvwx\n"
+     "-----END RSA PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----<redacted>-----END RSA PRIVATE KEY-----"),
+    ("reason: first line: 'HF_TOKEN=q_s3cret'", "reason: first line: 'HF_TOKEN=<redacted>'"),
+]
+
+KEPT = [
+    "mysql -u root -p db", "mkdir -p /tmp/x; ssh -p 22 host", "docker run -p 8080:80 img", "PWD=/home/u OLDPWD=/",
+    "vm.swappiness = 60", "password is wrong", "login ok", "https://git@github.com/o/r",
+    '{"name": "NCCL_IB_HCA", "value": "mlx5_0"}', "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB",
+]
+
+
+@pytest.mark.parametrize("text, shown", LEAKS)
+def test_audit_forms_are_redacted(text, shown):
+    assert redact_text(text) == shown
+    assert "s3cret" not in redact_text(text)
+    assert redact_text(shown) == shown  # idempotent
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_look_alikes_are_kept(text):
+    assert redact_text(text) == text
+
+
+def test_redact_lines_masks_a_pem_body_split_over_lines():
+    from clusterdx.facts.redact import redact_lines
+
+    lines = ["key:", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA", "-----END OPENSSH PRIVATE KEY-----",
+             "after"]
+    assert redact_lines(lines) == ["key:", lines[1], REDACTED, lines[3], "after"]

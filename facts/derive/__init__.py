@@ -8,7 +8,7 @@ on it still leads back to the user's file.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive import compare as _compare
@@ -57,14 +57,40 @@ def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
     return out
 
 
-def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None) -> list[Fact]:
+def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None,
+               warnings: list[str] | None = None) -> list[Fact]:
     """Parsed facts plus derived ones; ``reference`` is the system the measurements are held to
-    (inferred from the facts when None)."""
+    (inferred from the facts when None).
+
+    A deriver that raises (a value it cannot compute with, a bug) costs its own output only: the
+    failure is appended to ``warnings`` (when given) and the other derivers still run.
+    """
     out = reported.reconcile(facts)
     for fn in DERIVERS:
-        out.extend(fn(out, reference) if fn in _WITH_REFERENCE else fn(out))
+        out.extend(run_deriver(fn, out, reference, warnings))
     return out
 
 
-def compare(target: Sequence[Fact], baseline: Sequence[Fact]) -> tuple[list[Fact], list[dict[str, Any]]]:
-    return _compare.compare(target, baseline)
+def run_deriver(fn: Callable[..., list[Fact]], facts: list[Fact], reference: "Selected | None" = None,
+                warnings: list[str] | None = None) -> list[Fact]:
+    """One deriver's facts, or none (with a warning) when it raises."""
+    try:
+        made = fn(facts, reference) if fn in _WITH_REFERENCE else fn(facts)
+    except Exception as exc:  # one bad fact must not cost the report
+        if warnings is not None:
+            where = getattr(fn, "__module__", "?").rsplit(".", 1)[-1]
+            warnings.append(f"derived facts of {where} dropped: {type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0][:200] if str(exc) else ''}")
+        return []
+    return [f for f in made if isinstance(f, Fact)]
+
+
+def compare(target: Sequence[Fact], baseline: Sequence[Fact],
+            warnings: list[str] | None = None) -> tuple[list[Fact], list[dict[str, Any]]]:
+    """Comparison facts and differences; nothing (with a warning) when the comparison raises."""
+    try:
+        return _compare.compare(target, baseline)
+    except Exception as exc:  # a bad pair of inputs costs the comparison, not the report
+        if warnings is not None:
+            warnings.append(f"target/baseline comparison dropped: {type(exc).__name__}: {str(exc)[:200]}")
+        return [], []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence, TypeVar
 
 from clusterdx.facts.base import Fact
@@ -21,7 +22,9 @@ def is_comm_var(name: str) -> bool:
 
 
 def to_float(text: str) -> float | None:
+    """The number a setting holds, or None; ``inf`` and ``nan`` are not numbers a rule can use."""
     try:
-        return float(text.strip())
+        value = float(text.strip())
     except (ValueError, AttributeError):
         return None
+    return value if math.isfinite(value) else None

@@ -127,8 +127,8 @@ _GOVERNOR = re.compile(r'^\s*The governor "([^"]*)" may decide')
 _PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?cpupower\b")
 # lines cpupower prints that carry nothing the facts need
 _FREQ_NOISE = re.compile(
-    r"^\s*(?:within this range\.|Not Available|Unable to determine current policy"
-    r"|.*max turbo \d+ active cores?|Pstate-P\d+:.*|.*\bno or unknown cpufreq driver\b.*)\s*$"
+    r"^(?:\s*(?:within this range\.|Not Available|Unable to determine current policy)\s*$|\s*Pstate-P\d+:"
+    r"|.*max turbo \d+ active cores?\s*$|.*\bno or unknown cpufreq driver\b)"
 )
 
 

@@ -59,7 +59,7 @@ _VERBOSE = re.compile(
 _ARROW = re.compile(r"\bport\s+\d+\s.*==>")
 #: _VERBOSE backtracks quadratically on long lines; real ibdev2netdev lines are ~150 characters
 _MAX_LINE = 4096
-_GBE = re.compile(r"(\d+)\s*Gb(?:E|/s)\b", re.IGNORECASE)
+_GBE = re.compile(r"(?<!\d)(\d+)\s*Gb(?:E|/s)\b", re.IGNORECASE)
 _IB_NAME = re.compile(r"\b(XDR|NDR200|NDR|HDR100|HDR|EDR|FDR)\b")
 _IB_RATE = {"XDR": 800.0, "NDR200": 200.0, "NDR": 400.0, "HDR100": 100.0, "HDR": 200.0,
             "EDR": 100.0, "FDR": 56.0}

@@ -225,7 +225,9 @@ def emit_ports(ctx: ParseContext, tool: str, ports: list[dict[str, Any]],
         rate, top = fields.get("rate_gbps"), fields.get("max_rate_gbps")
         if rate is not None and top is not None and fields.get("state") == "Active":
             fields["degraded"] = rate < top
-        port_facts.append(ctx.add(IbPort, p["_line"], p.get("_end"), **fields))
+        port = ctx.add(IbPort, p["_line"], p.get("_end"), **fields)
+        if port is not None:
+            port_facts.append(port)
     if not port_facts:  # device-only listings (``ibstat -s``, sysfs fw_ver) say nothing about ports
         return
     names = {f.device for f in port_facts} | set(devices)

@@ -97,6 +97,9 @@ DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
 MAX_LINE_CHARS = 64 * 1024
 MAX_CONTINUATION = 200
 MAX_DEPTH = 4
+#: launches read from one logical line; a line chaining more (``a | b | c ...`` thousands of
+#: times) is read that far, with a warning, as each launch keeps the whole line as its command
+MAX_LAUNCHES_PER_LINE = 32
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", "(", ")", ";;"}
@@ -635,7 +638,7 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         container_image=launch.image, cpu_bind=launch.cpu_bind, gpu_bind=launch.gpu_bind,
         nproc_per_node=launch.nproc_per_node, nodes=launch.nodes, ntasks_per_node=launch.ntasks_per_node,
         ntasks=launch.ntasks, mpi=launch.mpi, numa_binding=launch.numa_binding,
-        script_env=sorted(script_env), command=redact_text(text) if doc.redact else text,
+        script_env=sorted(script_env), command=text,
     )
     s = launch.spec
     if s is None:
@@ -862,16 +865,23 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         shown: str | None = None
         if not quick and not bind:
             continue
+        shown = redact_text(text.strip()) if doc.redact else text.strip()
+        found = 0
         for cmd in _commands(tokenize(text)):
             if quick:
                 for launch in find_launches(cmd):
-                    _emit(doc, ctx, launch, start, end, text.strip(), script_env)
+                    found += 1
+                    if found > MAX_LAUNCHES_PER_LINE:
+                        break
+                    _emit(doc, ctx, launch, start, end, shown, script_env)
+            if found > MAX_LAUNCHES_PER_LINE:
+                ctx.warn(start, f"more than {MAX_LAUNCHES_PER_LINE} launch commands on one line; "
+                                "the rest not read")
+                break
             if bind:
                 arm = _ARM.match(text) if case_var else None
                 selector = f"{case_var}={arm.group(1).strip(chr(34) + chr(39))}" if arm else ""
                 for b in find_bindings(cmd):
-                    if shown is None:
-                        shown = redact_text(text.strip()) if doc.redact else text.strip()
                     ctx.add(LaunchBinding, start, end, selector=selector, command=shown, **b)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")

@@ -112,10 +112,12 @@ HEADER = re.compile(
     r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])"
     r"\s+(?P<cls>[A-Za-z0-9][A-Za-z0-9 /&,.()+-]{0,80}?)(?:\s*\[(?P<cc>[0-9a-fA-F]{4,6})\])?:\s+(?P<desc>.*?)\s*$"
 )
-_PROGIF = re.compile(r"\s*\(prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?\)\s*$")
-_REV = re.compile(r"\s*\(rev ([0-9a-fA-F]{2})\)\s*$")
-_IDS = re.compile(r"\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
-_UNNAMED_DEVICE = re.compile(r"^(?P<vendor>.*?)\s*\bDevice(?: (?P<id>[0-9a-fA-F]{4}))?$")
+# searched for: (?<!\s) starts each attempt at the beginning of a run of blanks, so a long run
+# costs one scan, not one per blank
+_PROGIF = re.compile(r"(?<!\s)\s*\(prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?\)\s*$")
+_REV = re.compile(r"(?<!\s)\s*\(rev ([0-9a-fA-F]{2})\)\s*$")
+_IDS = re.compile(r"(?<!\s)\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
+_UNNAMED_DEVICE = re.compile(r"^(?P<vendor>(?:.*\S)?)\s*\bDevice(?: (?P<id>[0-9a-fA-F]{4}))?$")
 _UNKNOWN_VENDOR = re.compile(r"^Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$")
 
 #: vendor names as pci.ids spells them (longest first when matching)

@@ -101,12 +101,12 @@ _LINE = re.compile(
 )
 # printed without host prefix (2.27+: the VERSION level, which can carry a timestamp)
 _BARE_VERSION = re.compile(
-    r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?NCCL version (\S+)")
-_EMBEDDED = re.compile(r"[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
-_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT[0-9:.,]+\S*\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
+    r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT\S+\s+)?(?:\[[\d :.T,-]+\]\s*)?NCCL version (\S+)")
+_EMBEDDED = re.compile(r"(?<![\w.-])[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
+_HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT\S+\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
-_CHANNELS = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
+_VERSION = re.compile(r"(?<!\d)(\d+)\.(\d+)\.(\d+)[^+\s]*(?:\+cuda(\d+(?:\.\d+)?))?")
+_CHANNELS = re.compile(r"(?<!\d)(\d+) (coll|collnet|nvls|p2p) channels( per peer)?")
 _ENV = re.compile(r"^([A-Z][A-Z0-9_]+) set (?:by (.+?) )?to (.*)$")
 _ENV_PLUGIN = re.compile(r"Setting (NCCL_\w+) environment variable to (\S+)")
 _NET_USING = re.compile(r"^NET/(\w+)\s*:\s*Using (.*)$")

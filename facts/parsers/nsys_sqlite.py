@@ -141,7 +141,9 @@ _STEP_PATTERNS = (
 )
 _NOT_STEP = re.compile(r"optim|lr[ _]|sched|zero_grad|ema|warm|eval|valid|data|load|ckpt|checkpoint|"
                        r"save|nccl|log")
-_TRAILING_NUMBER = re.compile(r"[\s_#:=/-]*\d+(?:\s*/\s*\d+)?\s*$")
+# a trailing "_3", "#2", " 1/4" (a rank or a run number), matched on the reversed name: anchored
+# there, one attempt, where searching for it from every position of a long digit run is quadratic
+_TRAILING_NUMBER_REVERSED = re.compile(r"^\s*\d+(?:\s*/\s*\d+)?[\s_#:=/-]*")
 
 _READ_ACTIONS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION}
 _DUMP_ACTIONS = _READ_ACTIONS | {sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_INDEX,
@@ -401,7 +403,14 @@ def _kernel_summary(db: _Db) -> dict[Any, tuple[str, int, float]]:
 
 
 def _normalize(name: str) -> str:
-    return _TRAILING_NUMBER.sub("", name.strip().lower()).strip()
+    """Lower case, without a trailing rank or run number.
+
+    >>> _normalize("Step_12"), _normalize("iter 3/10"), _normalize("fwd-1/2/3"), _normalize("v2")
+    ('step', 'iter', 'fwd-1', 'v')
+    """
+    text = name.strip().lower()
+    m = _TRAILING_NUMBER_REVERSED.match(text[::-1])
+    return (text[:len(text) - m.end()] if m else text).strip()
 
 
 def _nvtx_ranges(db: _Db, where: str = "", args: tuple = ()) -> Iterator[tuple[int, int, Any, str]]:

@@ -116,12 +116,12 @@ _OLD_TITLES = {
 }
 
 _PROCESSING = re.compile(r"^\s*Processing \[(.*?)\] with \[(.*?)\]\.*\s*$")
-_REPORT_IN_PATH = re.compile(r"([A-Za-z0-9_]+?)(?:\.py)?(?::[^/\\]*)?$")
+_REPORT_IN_PATH = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z0-9_]+?)(?:\.py)?(?::[^/\\]*)?$")
 _TITLE = re.compile(r"^\s*\*\*\s+(.*?)\s*\(([A-Za-z0-9_]+)(?::[^)]*)?\)\s*:\s*$")
 _OLD_TITLE = re.compile(r"^\s*([A-Za-z][A-Za-z -]*Statistics)(?:\s*\([^)]*\))?\s*:\s*$")
 _SKIPPED = re.compile(r"^\s*SKIPPED:\s.*does not contain", re.I)
 _DASHES = re.compile(r"^\s*-{3,}(?:\s+-{2,})+\s*$")
-_COL_UNIT = re.compile(r"^(.*?)\s*\(\s*(ns|us|µs|μs|ms|s|sec|%)\s*\)$")
+_COL_UNIT = re.compile(r"^((?:.*\S)?)\s*\(\s*(ns|us|µs|μs|ms|s|sec|%)\s*\)$")
 _REPORT_FROM_NAME = re.compile(
     r"(cuda_gpu_kern_sum|gpukernsum|cuda_api_sum|cudaapisum|osrt_sum|osrtsum|nvtx_sum|nvtxsum|"
     r"nvtxppsum|nvtx_pushpop_sum|nvtx_startend_sum|nvtxsesum)")

@@ -60,8 +60,40 @@ _MAX_NODE = 4095
 _HEADER = re.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s*)+)(Total)?\s*$")
 _DASHES = re.compile(r"^[\s-]+$")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
-_PROC_ROW = re.compile(rf"^\s*(\d+)\s+\((.*)\)\s+((?:{_NUM}\s+)*{_NUM})\s*$")
-_ROW = re.compile(rf"^\s*(\S.*?)\s+((?:{_NUM}\s+)*{_NUM})\s*$")
+_NUM_TOKEN = re.compile(_NUM)
+_PROC_HEAD = re.compile(r"^\s*(\d+)\s+\(")
+_TOKEN = re.compile(r"\S+")
+
+
+def _row(line: str) -> tuple[str, str] | None:
+    """(label, numbers) of a table row: the trailing run of numeric words, and what precedes it.
+    Done on words, not with one regex: a label and a number run both of unbounded length
+    backtrack quadratically on a long line.
+
+    >>> _row("Huge   0.00   1.50   1.50"), _row("12345 (python3)  1.0  2.0"), _row("no numbers")
+    (('Huge', '0.00   1.50   1.50'), ('12345 (python3)', '1.0  2.0'), None)
+    """
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(line)]
+    k = len(spans)
+    while k > 0 and _NUM_TOKEN.fullmatch(line, *spans[k - 1]):
+        k -= 1
+    if k == 0 or k == len(spans):
+        return None
+    return line[spans[0][0]:spans[k - 1][1]], line[spans[k][0]:spans[-1][1]]
+
+
+def _proc_row(line: str) -> tuple[str, str, str] | None:
+    """(pid, name, numbers) of a per-process row ``PID (name)  n n n``.
+
+    >>> _proc_row("  4242 (python3 -u)   10.5  0.0"), _proc_row("Huge 1 2")
+    (('4242', 'python3 -u', '10.5  0.0'), None)
+    """
+    m = _PROC_HEAD.match(line)
+    row = _row(line) if m else None
+    if row is None or not row[0].endswith(")"):
+        return None
+    label = row[0]
+    return m.group(1), label[label.index("(") + 1:-1], row[1]
 _PROMPT = re.compile(r"^\s*\$\s")
 
 
@@ -109,16 +141,16 @@ def _tables(doc: Document, ctx: ParseContext) -> list[_Table]:
         if not nodes:
             ctx.warn(i, f"numastat row before any 'Node N' header: {line.strip()[:60]!r}")
             continue
-        p = _PROC_ROW.match(line)
-        r = p or _ROW.match(line)
+        p = _proc_row(line)
+        r = p or _row(line)
         if not r:
             ctx.warn(i, f"not a numastat row: {line.strip()[:60]!r}")
             continue
         if p:
-            key, name, numbers = p.group(1), p.group(2), p.group(3)
+            key, name, numbers = p
             table.names[key] = name
         else:
-            key, numbers = r.group(1), r.group(2)
+            key, numbers = r
         values = [float(v) for v in numbers.split()]
         if len(values) != len(nodes) + has_total:
             ctx.warn(i, f"{len(values)} numbers for {len(nodes)} nodes: row cut or misaligned")

@@ -146,10 +146,10 @@ def parse_status(doc: Document, ctx: ParseContext) -> None:
             value = m.group(2)
             sp = _SPEED.match(value)
             if sp:
-                links.append(ctx.add(GpuNvlink, i, gpu=gpu, link=int(m.group(1)), active=True,
+                _keep(links, ctx.add(GpuNvlink, i, gpu=gpu, link=int(m.group(1)), active=True,
                                      speed_gbps=float(sp.group(1)), uuid=uuid))
             elif _INACTIVE.match(value):
-                links.append(ctx.add(GpuNvlink, i, gpu=gpu, link=int(m.group(1)), active=False,
+                _keep(links, ctx.add(GpuNvlink, i, gpu=gpu, link=int(m.group(1)), active=False,
                                      uuid=uuid))
             else:
                 ctx.warn(i, f"unreadable link status {value[:60]!r}")
@@ -376,3 +376,9 @@ FORMATS = [
                     "pcie.link.* columns",
     ),
 ]
+
+
+def _keep(out: list, fact) -> None:
+    """Append a fact ``ctx.add`` made (None when the fact was refused and dropped)."""
+    if fact is not None:
+        out.append(fact)

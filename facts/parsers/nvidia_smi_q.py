@@ -566,9 +566,12 @@ def emit_all(ctx: ParseContext, blocks: list[Block], keys: Keys, driver: str, cu
 
 # -- text layout ----------------------------------------------------------------------------------
 
-_BANNER = re.compile(r"=+\s*NVSMI LOG\s*=+")
+_BANNER = re.compile(r"(?<!=)=+\s*NVSMI LOG\s*=")
 _GPU_HEAD = re.compile(r"^(\s*)GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_LEAF = re.compile(r"^( *)(\S.*?)\s+:(?:\s(.*))?$")
+# "key    : value": the key runs to the first blanks-then-colon; a blank run is taken into the key
+# only when a word follows it, so a long blank run is scanned once (the lazy ``(\S.*?)\s+:`` took
+# quadratic time on it)
+_LEAF = re.compile(r"^( *)(\S(?:\S|\s+(?=[^\s:]))*)\s+:(?:\s(.*))?$")
 _UNREACHABLE = re.compile(
     r"device handle for GPU\s*((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])", re.I)
 _FAILURE = re.compile(

@@ -81,8 +81,8 @@ _VERB = {"Send": "send", "RDMA_Write": "write", "RDMA_Read": "read", "Atomic": "
 _SEPARATOR = re.compile(r"^\s*-{20,}\s*$")
 _MAX_HEADER_LINE = 1024
 _KV = re.compile(r"([A-Za-z][A-Za-z0-9 .*_/-]*?)\s*:\s*(.*?)(?=\s{2,}[A-Za-z][A-Za-z0-9 .*_/-]*?\s*:|\s*$)")
-_COLUMN = re.compile(r"#\w+|tps average|[A-Za-z0-9_.%]+(?: [A-Za-z0-9_.%]+)*\[[^\]]*\]")
-_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_COLUMN = re.compile(r"#\w+|tps average|(?<![A-Za-z0-9_.%])[A-Za-z0-9_.%]+(?: [A-Za-z0-9_.%]+){0,4}\[[^\]]*\]")
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _CUDA = re.compile(r"initializing CUDA|Picking device No\.|cuMemAlloc|allocated GPU buffer|"
                    r"creating CUDA Ctx|using DMA-BUF|CUDA device \d+:|device name = \[")
 _CUDA_DEV = re.compile(r"Picking device No\.\s*(\d+)|\[pid = \d+, dev = (\d+)\]")

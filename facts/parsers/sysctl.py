@@ -42,7 +42,9 @@ kernel.perf_event_paranoid = 2
 sysctl: permission denied on key 'fs.protected_hardlinks'
 """
 
-_LINE = re.compile(r"^\s*([a-z][\w-]*(?:[./][\w.:*-]+)+)\s*=\s*(.*?)\s*$")
+# key: a name, then one or more [./]-separated parts; written without a nested quantifier (the
+# old ``(?:[./][\w.:*-]+)+`` overlapped on "." and took a minute on 68 bytes)
+_LINE = re.compile(r"^\s*([a-z][\w-]*[./](?:[\w.:*-]|/(?=[\w.:*-]))+)\s*=\s*((?:.*\S)?)\s*$")
 _N_COMMAND = re.compile(r"sysctl\s+(?:-\w+\s+)*-n\s+([\w./-]+)")
 #: ``grep -H . /proc/sys/vm/*`` (``path:value``), ``head /proc/sys/...`` (``==> path <==``), and
 #: ``cat /proc/sys/kernel/numa_balancing`` (the key from the command)

@@ -74,7 +74,7 @@ _NEMO1_STEP = re.compile(rf"\bglobal_step=({_NUM})")
 _TIMER_HEAD = re.compile(r"(\(min, max\)|max) time across ranks \(ms\):\s*$")
 _TIMER = re.compile(rf"^\s+(\S.*?)\s*\.*:\s*(?:\(\s*({_NUM}),\s*({_NUM})\s*\)|({_NUM}))\s*$")
 _MEMORY = re.compile(r"\[Rank (\d+)\].*memory \(MB\)\s*\|(.*)$")
-_SIZES = re.compile(r"([A-Za-z-]+?)[- ]size:\s*(\d+)")
+_SIZES = re.compile(r"(?<![A-Za-z-])([A-Za-z-]+?)[- ]size:\s*(\d+)")
 _INIT_MP = re.compile(r"initialized (tensor|pipeline|context|expert) model parallel with size (\d+)")
 _ARG = re.compile(r"^\s*([a-z_]+)\s*(?:\.{2,}|[:=])\s*(\d+)\s*$")
 _WORLD = [

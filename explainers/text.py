@@ -22,11 +22,16 @@ from clusterdx.explainers.common import share_cell, share_header, share_text, st
 STATUS_STYLE = {"parsed": "green", "partial": "yellow", "unrecognized": "magenta", "error": "red", "skipped": "dim"}
 
 
+def _label(word: str) -> str:
+    """A bracketed label (``[strong]``, ``[lscpu]``) as rich markup that prints its brackets."""
+    return escape(f"[{word}]")
+
+
 def _pct(x: float) -> str:
     return f"{x:.1f}%"
 
 
-def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool = False, **_: Any) -> str:
+def render(report: Any, *, width: int | None = None, color: bool = False, verbose: bool = False, **_: Any) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, soft_wrap=False)
@@ -61,13 +66,13 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         p(f"   causal path: {escape(' -> '.join(h.causal_path))}")
         p("   [underline]Evidence[/]")
         for ev in h.evidence:
-            p(f"   + [{escape(ev.strength)}] {escape(ev.message)}"
+            p(f"   + {_label(ev.strength)} {escape(ev.message)}"
               + (" [italic](reported by the user)[/]" if getattr(ev, "reported", False) else ""))
             p(f"     rule {escape(ev.rule)} -> {escape(ev.node)}")
             for f in ev.facts[: (10 if verbose else 3)]:
                 p(f"     · {escape(f.source)}  {escape(f.summary)}")
         for ev in h.refuting_evidence:
-            p(f"   - [{escape(ev.strength)}] {escape(ev.message)} [dim](rule {escape(ev.rule)}, counts against)[/]"
+            p(f"   - {_label(ev.strength)} {escape(ev.message)} [dim](rule {escape(ev.rule)}, counts against)[/]"
               + (" [italic](reported by the user)[/]" if getattr(ev, "reported", False) else ""))
         if h.remediation:
             p("   [underline]Remediation[/]")
@@ -123,8 +128,8 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
         style = STATUS_STYLE.get(i.status, "")
         fmt = i.format or "-"
         extra = f"  {escape(i.reason)}" if i.reason else ""
-        side = " [baseline]" if i.side == "baseline" else ""
-        p(f"   [{style}]{i.status:<12}[/] {escape(i.path)}{side}  [{escape(fmt)}] {i.facts} facts{extra}")
+        side = " " + _label("baseline") if i.side == "baseline" else ""
+        p(f"   [{style}]{i.status:<12}[/] {escape(i.path)}{side}  {_label(fmt)} {i.facts} facts{extra}")
         for w in i.warnings[: (20 if verbose else 3)]:
             p(f"      line {w.line}: {escape(w.message)}")
     for w in report.warnings:

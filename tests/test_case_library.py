@@ -5,9 +5,6 @@ from __future__ import annotations
 import pytest
 
 from clusterdx.engine.cases import case_dirs, case_spec, run_case, summarize
-from clusterdx.engine.kb import load_kb
-
-KB = load_kb()
 ALL = case_dirs()
 #: cases written next to the rules must each pass; public-thread cases are measured as a corpus
 CASES = [c for c in ALL if case_spec(c).get("corpus") != "public"]
@@ -16,8 +13,8 @@ RESULTS = {}
 
 
 @pytest.mark.parametrize("case_dir", CASES, ids=[c.name for c in CASES])
-def test_case(case_dir):
-    result = run_case(KB, case_dir)
+def test_case(kb, case_dir):
+    result = run_case(kb, case_dir)
     RESULTS[case_dir.name] = result
     assert result.ok, "\n".join(result.problems)
 
@@ -28,8 +25,8 @@ def test_library_has_cases_for_each_seed_cause_and_controls():
     assert len(ids) >= 20
 
 
-def test_accuracy_bars():
-    results = [RESULTS.get(c.name) or run_case(KB, c) for c in CASES]
+def test_accuracy_bars(kb):
+    results = [RESULTS.get(c.name) or run_case(kb, c) for c in CASES]
     summary = summarize(results)
     assert summary["top3"] is not None and summary["top3"] >= 0.95, summary
     assert summary["top1"] is not None and summary["top1"] >= 0.85, summary
@@ -48,10 +45,10 @@ def test_public_corpus_records_source_and_first_run():
         assert (c / "input" / "notes.md").exists() or any((c / "input").iterdir()), c.name
 
 
-def test_public_corpus_floor():
+def test_public_corpus_floor(kb):
     if not PUBLIC:
         pytest.skip("no public-thread cases in kb/cases")
-    results = [run_case(KB, c) for c in PUBLIC]
+    results = [run_case(kb, c) for c in PUBLIC]
     summary = summarize(results)["public"]["all"]
     rate = summary["now"]["top3"]["rate"] or 0.0
     assert rate >= PUBLIC_TOP3_FLOOR, summary

@@ -893,13 +893,13 @@ def parse(doc: Document, ctx: ParseContext) -> None:
 _QUICK = re.compile(r"\b(?:docker|podman|nerdctl|srun|mpirun|mpiexec|orterun|prterun|torchrun|torch\.distributed"
                     r"|kubectl|enroot|apptainer|singularity)\b")
 _LAUNCH_LINE = re.compile(
-    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env|numactl(?:\s+-\S+(?:\s+[\d,:-]+)?)*)\s+)*"
+    r"^\s*(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env|numactl(?:\s+-\S+(?:\s+[\d,:-]+)?){0,6})\s+){0,8}"
     r"(?:\S*/)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:run|create)|srun|mpirun|mpiexec|torchrun"
     r"|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|kubectl\s+(?:run|exec)|enroot\s+start"
     r"|(?:apptainer|singularity)\s+(?:exec|run))\s+(?:-|\S+\s+-|\\$)"
 )
 _BIND_LINE = re.compile(
-    r"^\s*(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+)*(?:\S*/)?"
+    r"^\s*(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+){0,8}(?:\S*/)?"
     r"(?:numactl\s+(?:--(?:cpunodebind|cpubind|membind|physcpubind|preferred|interleave|localalloc)\b|-[NmCpil]\s?\S)"
     r"|taskset\s+(?:-a?c\s+|--cpu-list\s+)[0-9$])"
 )
@@ -921,7 +921,9 @@ def sniff(doc: Document) -> float:
             script = True
         if s.startswith("#SBATCH") or s.startswith("#PBS") or s.startswith("#BSUB"):
             script = True
-        if _LAUNCH_LINE.match(line) or _BIND_LINE.match(line):
+        # the keyword test first: most lines of most documents never reach the line patterns
+        head = line[:4096]
+        if (_QUICK.search(head) and _LAUNCH_LINE.match(head)) or (_BIND_QUICK.search(head) and _BIND_LINE.match(head)):
             launch += 1
         elif not _NEUTRAL.match(line):
             other += 1

@@ -27,6 +27,16 @@ kb_app = typer.Typer(help="Work on the knowledge base: lint, test, list.", no_ar
 app.add_typer(kb_app, name="kb")
 
 
+@app.callback()
+def _options(
+    no_cache: bool = typer.Option(False, "--no-cache",
+                                  help="Read the knowledge base from source and store no compiled copy "
+                                       "(same as CLUSTERDX_NO_CACHE=1)."),
+) -> None:
+    if no_cache:
+        os.environ["CLUSTERDX_NO_CACHE"] = "1"
+
+
 class ExitStatus(enum.IntEnum):
     OK = 0
     INTERNAL_ERROR = 1
@@ -99,12 +109,14 @@ def kb_dirs(explicit: Optional[List[Path]], site, prefer_checkout: bool) -> Opti
     return out
 
 
-def _load_kb(dirs: Optional[List[Path]] = None):
+def _load_kb(dirs: Optional[List[Path]] = None, *, cache: bool = True):
+    """The knowledge base for a command; ``cache=False`` for commands that work on the KB itself,
+    which must see the source (see clusterdx.engine.kbcache)."""
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.problems import KBLoadError
 
     try:
-        return load_kb(dirs or None)
+        return load_kb(dirs or None, cache=cache)
     except KBLoadError as exc:
         raise _fail(str(exc), ExitStatus.KB_INVALID) from None
 

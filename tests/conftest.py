@@ -1,11 +1,39 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FORMATS = FIXTURES / "formats"
+
+
+_CACHE_ENV = "CLUSTERDX_CACHE_DIR"
+_saved_cache_env: list[str | None] = []
+
+
+_made: list[str] = []
+
+
+def pytest_configure(config):
+    """Every test, and every clusterdx process a test starts, keeps its compiled knowledge base in
+    a folder of this run (never the user's cache folder), removed at the end."""
+    _saved_cache_env.append(os.environ.get(_CACHE_ENV))
+    _made.append(tempfile.mkdtemp(prefix="clusterdx-test-cache-"))
+    os.environ[_CACHE_ENV] = _made[-1]
+
+
+def pytest_unconfigure(config):
+    if _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
+    previous = _saved_cache_env.pop() if _saved_cache_env else None
+    if previous is None:
+        os.environ.pop(_CACHE_ENV, None)
+    else:
+        os.environ[_CACHE_ENV] = previous
 
 
 @pytest.fixture

@@ -43,7 +43,8 @@ def formats_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def kb():
-    """The shipped knowledge base, loaded once per session (not at import, so collection stays quick)."""
+    """The shipped knowledge base, loaded once per session (not at import, so collection stays quick),
+    compiled once per test run (tests/engine/test_kb.py loads it from source)."""
     from clusterdx.engine.kb import load_kb
 
-    return load_kb()
+    return load_kb(cache=True)

@@ -60,7 +60,7 @@ def test_lookalike_not_found(line):
 def test_every_entry_has_a_node_in_the_kb_and_a_hit_above():
     from clusterdx.engine.kb import load_kb
 
-    kb = load_kb()
+    kb = load_kb(cache=True)
     tested = {s for _, s in HITS}
     for e in signatures.table().entries:
         assert e.node in kb.nodes, e.id

@@ -293,6 +293,7 @@ def test_repeated_identical_facts_are_kept_once_up_to_the_cap():
 # -- 7. everything accounted for -----------------------------------------------------------------
 
 
+@pytest.mark.slow  # builds and reads archives past the decompression cap (about 9 s)
 def test_members_after_a_decompression_stop_are_accounted_for(tmp_path):
     import gzip
 

@@ -31,6 +31,7 @@ def biglog(tmp_path_factory):
     return path, lines
 
 
+@pytest.mark.slow  # parses a large generated log twice (about 25 s)
 def test_big_log_is_streamed_with_the_same_facts_as_in_memory(biglog, monkeypatch):
     path, lines = biglog
     streamed = ingest([path])

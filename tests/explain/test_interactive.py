@@ -68,6 +68,7 @@ def test_answering_a_question_confirms_the_cause():
     assert finish(child) == 0
 
 
+@pytest.mark.slow  # two interactive sessions in a pseudo-terminal (about 8 s)
 def test_save_and_resume(tmp_path, numa_case):
     saved = tmp_path / "session.json"
     child = spawn(str(CASES / "td-env-docker-missing" / "input"))

@@ -114,6 +114,7 @@ def _crash_or_raise(real):
     return fake
 
 
+@pytest.mark.slow  # waits out a hung worker's timeout (about 5 s)
 @pytest.mark.skipif(sys.platform != "linux", reason="the fault injection relies on fork")
 def test_broken_bundles_are_reported_while_the_others_finish(tmp_path, make_node, kb, monkeypatch):
     for i in range(4):

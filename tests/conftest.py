@@ -36,6 +36,16 @@ def pytest_unconfigure(config):
         os.environ[_CACHE_ENV] = previous
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Property-based fuzz tests (hypothesis, 60 to 300 generated inputs each) are slow tests: the
+    quick default run leaves them out and CI runs them with the rest (``-m "slow or not slow"``).
+    Marked here, in one place, rather than in each of the hundred test functions."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def formats_dir() -> Path:
     return FORMATS

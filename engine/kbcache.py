@@ -116,7 +116,12 @@ def read(key: str, prefix: str = "kb") -> dict[str, Any] | None:
 
     path = _file(key, prefix)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not _own(st):
+                warn(f"ignoring {path}: written by another user or writable by others; loading from source")
+                return None
+            raw = fh.read()
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -133,6 +138,14 @@ def read(key: str, prefix: str = "kb") -> dict[str, Any] | None:
     return data
 
 
+def _own(st: os.stat_result) -> bool:
+    """A cache file counts only when this user wrote it and nobody else can change it: a shared
+    cache folder must not let another account rewrite the knowledge base a diagnosis uses."""
+    if not hasattr(os, "getuid"):
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def write(key: str, payload: dict[str, Any], prefix: str = "kb") -> None:
     """Store ``payload`` under ``key`` (atomically); a folder that cannot be written is skipped quietly:
     the run has its answer already, and the next one will try again."""
@@ -144,7 +157,9 @@ def write(key: str, payload: dict[str, Any], prefix: str = "kb") -> None:
     tmp = folder / f".{prefix}-{key}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp.write_bytes(body)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body)
         os.replace(tmp, path)
     except OSError:
         try:

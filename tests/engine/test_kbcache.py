@@ -182,3 +182,11 @@ def test_no_cache_option_sets_the_bypass(monkeypatch):
     _register_commands()
     CliRunner().invoke(app, ["--no-cache", "explain", "numa-balancing-enabled"])
     assert seen == {"enabled": False}
+
+
+def test_a_cache_file_others_can_write_is_ignored(cache, capsys):
+    cache.chmod(0o666)
+    kb = load_kb(cache=True)
+    assert "numa-balancing-enabled" in kb.nodes
+    assert "writable by others" in capsys.readouterr().err
+    assert cache.stat().st_mode & 0o777 == 0o600  # rebuilt, private

@@ -108,7 +108,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     from clusterdx.facts.derive import compare, derive_all
     from clusterdx.facts.reference import describe, select
 
-    kb = kb or load_kb()
+    kb = kb or load_kb(cache=True)  # the shipped KB, compiled once per cache folder
     ref = select(reference, target.facts)
     derive_warnings: list[str] = []
     facts = derive_all(target.facts, ref, derive_warnings)

@@ -49,6 +49,7 @@ def test_big_log_is_streamed_with_the_same_facts_as_in_memory(biglog, monkeypatc
     assert dump(streamed.facts) == dump(whole.facts)
 
 
+@pytest.mark.slow  # builds and parses the large generated log in memory (about 5 s)
 def test_in_memory_parse_of_the_same_text_matches(biglog):
     path, _ = biglog
     text = path.read_text()

@@ -37,7 +37,7 @@ KEEP = 8
 #: modules whose code decides what a load produces (relative to the package root); a change to
 #: one in a checkout changes the key without a version bump
 _CODE = ("engine/schema.py", "engine/kb.py", "engine/kbcache.py", "engine/graph.py", "engine/weights.py",
-         "engine/ir.py", "engine/yamlsafe.py", "facts/base.py")
+         "engine/ir.py", "engine/yamlsafe.py", "engine/problems.py", "facts/base.py")
 _CODE_DIRS = ("facts/model",)
 
 

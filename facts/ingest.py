@@ -54,6 +54,7 @@ from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
 from clusterdx.facts.document import Document, ParseContext, split_lines
+from clusterdx.facts.embedded import cited_lines, embedded_facts
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
@@ -844,7 +845,12 @@ class _Run:
         if not candidates:
             prose = _read_prose(doc, self.formats) if not binary else None
             if prose is not None:
-                return self._prose_record(prose, finish, warnings, "no tool format matched")
+                return self._prose_record(prose, finish, warnings, "no tool format matched", doc)
+            if not binary:
+                n_emb, note = self._embedded(doc, None, set(), warnings)
+                if n_emb:
+                    return finish(format="text", confidence=0.0, status="partial",
+                                  reason=f"no format matched the whole document; {note}", facts=n_emb)
             top = ranked[0] if ranked else None
             if binary:
                 reason = "binary file"
@@ -896,23 +902,50 @@ class _Run:
                 self.result.facts.extend(around)
                 reason = "; ".join(filter(None, [reason, f"{len(around)} reported fact(s) from the "
                                                           "user's words around the tool output"]))
+            cited = cited_lines(ctx.facts) if fmt.name != "prose" else set()
+            n_emb, note = self._embedded(doc, fmt.name, cited, warnings)
+            reason = "; ".join(filter(None, [reason, note]))
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
-                          facts=len(ctx.facts) + len(around))
+                          facts=len(ctx.facts) + len(around) + n_emb)
         prose = _read_prose(doc, self.formats, declined) if not binary else None
         if prose is not None:
-            return self._prose_record(prose, finish, warnings, "; ".join(declined))
+            return self._prose_record(prose, finish, warnings, "; ".join(declined), doc)
+        if not binary:
+            n_emb, note = self._embedded(doc, None, set(), warnings)
+            if n_emb:
+                return finish(format="text", confidence=0.0, status="partial",
+                              reason="; ".join([*declined, note]), facts=n_emb)
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
                       reason="; ".join(declined) + f"; first line: {first!r}")
 
     def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
-                      why: str) -> InputRecord:
+                      why: str, doc: Document) -> InputRecord:
         """The record of a document only the prose reader got facts from (see _read_prose)."""
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line, message=str(message)))
         self.result.facts.extend(ctx.facts)
+        n_emb, note = self._embedded(doc, "prose", set(), warnings)
         reason = f"read as the user's own words (facts reported, not measured): {why}"
+        reason = "; ".join(filter(None, [reason, note]))
         return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
-                      reason=reason, facts=len(ctx.facts))
+                      reason=reason, facts=len(ctx.facts) + n_emb)
+
+    def _embedded(self, doc: Document, primary: str | None, cited: set[int],
+                  warnings: list[InputWarning]) -> tuple[int, str]:
+        """Facts of log lines inside ``doc`` that its own format does not read (facts/embedded.py)."""
+        try:
+            facts, warns, used = embedded_facts(doc, primary, cited, self.formats)
+        except Exception as exc:  # never costs the document its record
+            warnings.append(InputWarning(line=0, message=f"embedded lines not read: {exc}"))
+            return 0, ""
+        for line, message in warns:
+            warnings.append(InputWarning(line=line if isinstance(line, int) else 0, message=str(message)))
+        if not facts:
+            return 0, ""
+        facts, repeats = dedupe(facts)
+        warnings += repeats
+        self.result.facts.extend(facts)
+        return len(facts), f"{len(facts)} fact(s) from {', '.join(used)} lines inside it"
 
 
 def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact]:

@@ -86,3 +86,37 @@ def _passes(test, line: str) -> bool:
         return bool(test(line))
     except Exception:
         return False
+
+
+#: code blocks of one document read as tool output (a ticket pastes a few; more is a log)
+MAX_BLOCKS = 40
+
+
+def code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, end) line indices of the content of each fenced or indented code block.
+
+    A ticket's Markdown pastes tool output in code blocks (```` ``` ```` fences, four-space
+    indents); markdown-it finds them, so fences inside lists and unclosed last fences are read
+    as Markdown reads them. The fence lines themselves are not content.
+    """
+    if not any(ln.lstrip().startswith(("```", "~~~", "    ", "\t")) for ln in lines[:MAX_LINES]):
+        return []
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").disable("inline")
+    try:
+        tokens = md.parse("\n".join(lines[:MAX_LINES]))
+    except Exception:
+        return []
+    spans: list[tuple[int, int]] = []
+    for tok in tokens:
+        if tok.type not in ("fence", "code_block") or not tok.map:
+            continue
+        a, b = tok.map
+        if tok.type == "fence":
+            a += 1
+            if b - 1 > a and lines[b - 1].lstrip().startswith(("```", "~~~")):
+                b -= 1
+        if b > a:
+            spans.append((a, b))
+    return spans[:MAX_BLOCKS]

@@ -54,7 +54,7 @@ from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
 from clusterdx.facts.document import Document, ParseContext, split_lines
-from clusterdx.facts.embedded import cited_lines, embedded_facts
+from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
@@ -902,7 +902,7 @@ class _Run:
                 self.result.facts.extend(around)
                 reason = "; ".join(filter(None, [reason, f"{len(around)} reported fact(s) from the "
                                                           "user's words around the tool output"]))
-            cited = cited_lines(ctx.facts) if fmt.name != "prose" else set()
+            cited = cited_lines(ctx.facts) if fmt.name != "prose" else self._code_blocks(doc, path)
             n_emb, note = self._embedded(doc, fmt.name, cited, warnings)
             reason = "; ".join(filter(None, [reason, note]))
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
@@ -924,11 +924,53 @@ class _Run:
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line, message=str(message)))
         self.result.facts.extend(ctx.facts)
-        n_emb, note = self._embedded(doc, "prose", set(), warnings)
+        n_emb, note = self._embedded(doc, "prose", self._code_blocks(doc, doc.name), warnings)
         reason = f"read as the user's own words (facts reported, not measured): {why}"
         reason = "; ".join(filter(None, [reason, note]))
         return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
                       reason=reason, facts=len(ctx.facts) + n_emb)
+
+    def _code_blocks(self, doc: Document, path: str) -> set[int]:
+        """Tool output pasted in the code blocks of a ticket's Markdown, read as inputs of their
+        own (``notes.md#code2``) by the tool formats (never by prose: a block of Python is not the
+        user's words). Returns the input lines of the blocks a format took; a block no tool
+        format recognises stays the prose record's (its settings and versions are read there)."""
+        if doc.raw is not None or getattr(self, "_in_block", False):
+            return set()
+        spans = code_spans(doc.lines)
+        if not spans:
+            return set()
+        tools = [f for f in self.formats if getattr(f, "name", "") != "prose"]
+        taken: set[int] = set()
+        saved = self.formats
+        self._in_block = True
+        try:
+            self.formats = tools
+            for k, (a, b) in enumerate(spans, 1):
+                inner = doc.lines[a:b]
+                if not any(ln.strip() for ln in inner):
+                    continue
+                if doc.line_map is None:
+                    segs = split_transcript(list(inner), first_line=doc.lineno(a))
+                else:
+                    segs = [Segment(None, list(inner), doc.lineno(a), line_map=[doc.lineno(i) for i in range(a, b)])]
+                for j, seg in enumerate(segs, 1):
+                    sub = Document(name=f"{path}#code{k}" + (f".{j}" if len(segs) > 1 else ""),
+                                   lines=seg.lines, first_line=seg.first_line, line_map=seg.line_map,
+                                   command=seg.command, node=seg.host or doc.node, scope=doc.scope,
+                                   path=doc.path, redact=doc.redact)
+                    if not any(sc >= MIN_CONFIDENCE for _, sc in rank_formats(sub, tools)) \
+                            and not (sub.command and any(f.matches_command(sub.command) for f in tools)):
+                        continue
+                    rec = self.process(sub, path=sub.name, size=len("\n".join(sub.lines).encode()),
+                                       line_start=seg.prompt_line or seg.first_line,
+                                       line_end=seg.last_line or (seg.first_line + len(seg.lines) - 1))
+                    if rec.status in ("parsed", "partial"):
+                        taken.update(sub.lineno(i) for i in range(len(sub.lines)))
+        finally:
+            self.formats = saved
+            self._in_block = False
+        return taken
 
     def _embedded(self, doc: Document, primary: str | None, cited: set[int],
                   warnings: list[InputWarning]) -> tuple[int, str]:

@@ -13,7 +13,7 @@ from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requireme
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
-from clusterdx.engine.site import SiteConfig
+from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
@@ -109,17 +109,18 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     from clusterdx.facts.reference import describe, select
 
     kb = kb or load_kb()
+    site = site or SiteConfig()
+    params = rule_params(kb, site)
     ref = select(reference, target.facts)
     derive_warnings: list[str] = []
-    facts = derive_all(target.facts, ref, derive_warnings)
-    facts = facts + cross_node_facts(facts)
+    facts = derive_all(target.facts, ref, derive_warnings, params)
+    facts = facts + cross_node_facts(facts, params=params)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts, ref, derive_warnings)
+        base_facts = derive_all(baseline.facts, ref, derive_warnings, params)
         extra, diffs = compare(facts, base_facts, derive_warnings)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
-    site = site or SiteConfig()
     engine = engine_for(kb, site)
     results, warnings = engine.evaluate(facts)
     warnings = site_warnings(kb, site) + derive_warnings + warnings
@@ -187,7 +188,8 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
 GENERIC_NODES = {"node", "unknown", "test-node", ""}
 
 
-def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3) -> list[Fact]:
+def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3,
+                     params: dict[str, dict[str, Any]] | None = None) -> list[Fact]:
     """Outliers and drift among the nodes of one diagnosis, when its inputs name several hosts
     (a bundle per node under one folder, per-rank logs from a whole job): the same facts
     ``clusterdx fleet`` derives, so a straggler or a drifted node is named here too."""
@@ -201,7 +203,7 @@ def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3) -> list[Fact]:
         return []
     out: list[Fact] = []
     values = {n: outliers.node_metrics(fs) for n, fs in by_node.items()}
-    for group in outliers.outlier_facts(outliers.find_outliers(values)).values():
+    for group in outliers.outlier_facts(outliers.find_outliers(values, params=params)).values():
         out.extend(group)
     configs = {n: drift.node_config(fs) for n, fs in by_node.items()}
     for group in drift.drift_facts(drift.find_drift(configs)).values():

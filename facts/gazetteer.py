@@ -70,6 +70,8 @@ class InstanceRow(_Row):
     nvlink: bool | None = None
     #: the GPU form factor (SXM, PCIe, NVL) when the instance fixes it
     form: str = ""
+    #: the series names a family of sizes (g5: 1 to 8 GPUs): a series mention gives no counts
+    sizes: bool = False
 
 
 class Gazetteers(BaseModel):

@@ -432,7 +432,7 @@ class _State:
             mt = _LINE.match(prefix + " NCCL INFO")
             if mt is not None:
                 p = _Proc()
-                p.host = p.node = mt.group("host")
+                p.host = p.node = self.host_name(mt.group("host"))
                 p.pid = int(mt.group("pid"))
                 p.tid = int(mt.group("tid"))
                 p.dev = int(mt.group("dev")) if mt.group("dev") else None
@@ -515,6 +515,7 @@ class _State:
         if known_hosts is not None and host not in known_hosts:
             # the tail of the torn line got glued to this hostname
             host = next((h for h in known_hosts if host.endswith(h)), host)
+        host = self.host_name(host)
         p.host = host
         p.node = host
         p.pid = int(mt.group("pid"))
@@ -531,6 +532,11 @@ class _State:
             self.on_warn(index, p, msg)
         elif msg:
             self.on_info(index, p, msg)
+
+    def host_name(self, host: str) -> str:
+        """The host of a line prefix; a prefix whose host part the user blanked out (``::16674:16674``)
+        names no host, so the document's node stands for it."""
+        return host if any(c.isalnum() for c in host) else self.doc.node
 
     def feed_prefixless(self, index: int, line: str) -> None:
         """A message without its prefix (see ``_PREFIXLESS``): one process per document stands

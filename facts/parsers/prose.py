@@ -100,7 +100,7 @@ _VER_END = r"(?=$|[\s,;:()\[\]'\"`+]|\.(?:\s|$))"
 _NOT_IN_PATH = r"(?<![\w/.\-=])"
 
 _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
+    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
     ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("pytorch", re.compile(_NOT_IN_PATH + r"(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
@@ -121,7 +121,7 @@ _SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
 _RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
-_INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v2)?\b", re.I)),
+_INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
                   ("EFA", re.compile(r"\bEFA\b")),
                   ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
@@ -161,6 +161,30 @@ _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
+
+#: what goes wrong, as users say it (each linear); checked per sentence, outside code
+_SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
+    ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
+                        r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
+                        r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
+    ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
+                              r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
+                              r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"
+                              r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
+    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
+                                 r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
+                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
+]
+_MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
+#: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
+#: iommu=pt", "setting amd_iommu=off helps"; "does not help" is the other answer
+_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
+                    r"went away|no longer|makes? it (?:work|run|pass))\b", re.I)
+_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
+                        r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
+_WORKAROUND_SETTING = re.compile(
+    r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
+    r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
 
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
@@ -335,13 +359,18 @@ class _Reader:
             self.inventory(index, sentence)
             self.change(index, sentence)
             self.metrics(index, sentence)
+            self.symptoms(index, sentence)
+            self.workaround(index, sentence)
 
     def settings(self, index: int, text: str) -> None:
         from clusterdx.facts.model.env import EnvVar
         from clusterdx.facts.model.reported import ReportedSetting
 
+        fixing = _WORKS.search(text) is not None or _NOT_WORKS.search(text) is not None
         for m in _SETTING.finditer(text):
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
+            if fixing and sep == "=":
+                continue  # a setting tried as a workaround is not the job's configuration (see workaround)
             if sep in ("is", "was") and value.lower() not in _UNSET_WORDS:
                 continue
             if value.lower() == "not" and not re.match(r"\s{1,3}set\b", text[m.end():], re.I):
@@ -413,21 +442,31 @@ class _Reader:
             if "." not in name and "-" not in name and "_" not in name and " " not in name.strip() \
                     and not re.search(r"\b(?:instances?|nodes?|aws|ec2|cluster|machines?|vms?)\b", sentence, re.I):
                 continue  # 'p5' alone is a word; 'p5 instances' is a machine type
-            self.instance(index, row, sentence)
+            by_series = row.sizes and re.sub(r"\s+", " ", name.lower()) not in (n.lower() for n in row.names)
+            self.instance(index, row, sentence, sized=not by_series)
 
-    def instance(self, index: int, row: Any, sentence: str) -> None:
+    def instance(self, index: int, row: Any, sentence: str, sized: bool = True) -> None:
         from clusterdx.facts.model.reported import ReportedContext, ReportedInventory
 
         self.add(ReportedContext, index, ("context", "cloud", row.id), platform="cloud", role="cloud",
                  provider=row.provider, instance_type=row.id, text=_cut(sentence))
         self.add(ReportedInventory, index, ("inv", "instance", row.id), item="instance", model=row.id, count=None,
-                 instance_type=row.id, interconnect=row.interconnect, text=_cut(sentence))
+                 instance_type=row.id, interconnect=row.interconnect, vm=row.vm, gdr=row.gdr, nvlink=row.nvlink,
+                 text=_cut(sentence))
         gpu = self.g.gpu(row.gpu)
-        self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu, count=row.gpus,
-                 form=gpu.form if gpu else "", instance_type=row.id, text=_cut(sentence))
-        self.gpu_models.append((index, row.gpu, row.gpus))
-        self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic, count=row.nics,
-                 gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, text=_cut(sentence))
+        form = row.form or (gpu.form if gpu else "")
+        self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu,
+                 count=row.gpus if sized else None, form=form, instance_type=row.id, tier=gpu.tier if gpu else "", p2p=gpu.p2p if gpu else None,
+                 nvlinks=gpu.links_for(form) if gpu else None, text=_cut(sentence))
+        self.gpu_models.append((index, row.gpu, row.gpus if sized else None))
+        if row.nics:
+            self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic,
+                     count=row.nics if sized else None,
+                     gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, gdr=row.gdr,
+                     text=_cut(sentence))
+        if row.vm:
+            # a cloud instance is a virtual machine unless the shape is bare metal
+            self.roles.setdefault("guest", (index, "cloud", sentence))
 
     def inventory(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedInventory
@@ -448,7 +487,8 @@ class _Reader:
                     form = f
                     break
             self.add(ReportedInventory, index, ("inv", "gpu", row.model), item="gpu", model=row.model,
-                     count=count, form=form, text=_cut(sentence))
+                     count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
+                     text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
@@ -495,6 +535,29 @@ class _Reader:
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+
+    def symptoms(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedSymptom
+
+        for kind, pat in _SYMPTOMS:
+            m = pat.search(sentence)
+            if m is None or _NEGATION.search(sentence[:m.start()]):
+                continue
+            where = "multi-node" if _MULTI_NODE.search(sentence) else ""
+            self.add(ReportedSymptom, index, ("symptom", kind, where), kind=kind, where=where, text=_cut(sentence))
+
+    def workaround(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedWorkaround
+
+        works, fails = _WORKS.search(sentence), _NOT_WORKS.search(sentence)
+        if works is None and fails is None:
+            return
+        effect = "no-effect" if fails is not None else "fixes"
+        for m in _WORKAROUND_SETTING.finditer(sentence):
+            name = (m.group(1) or m.group(3)).upper() if m.group(1) else m.group(3).lower()
+            value = (m.group(2) or m.group(4) or "").rstrip(".,)")
+            self.add(ReportedWorkaround, index, ("workaround", name, value), name=name, value=value, effect=effect,
+                     text=_cut(sentence))
 
     def metrics(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedMetric

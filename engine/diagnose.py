@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
+from clusterdx.engine.applicability import role_fit
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.site import SiteConfig, rule_params
@@ -137,7 +138,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     assert graph is not None  # load_kb refuses a KB whose graph did not build
     # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
     bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
-    scored = score(graph, refs, bound, site.priors)
+    scored = score(graph, refs, bound, site.priors, role_fit(kb.nodes, facts))
     listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status)
                   for rank, (s, status) in enumerate(listed, 1)]

@@ -119,7 +119,10 @@ def diagnose(
     node: Optional[str] = typer.Option(None, "--node", help="Name of the node the inputs come from."),
     scope: Optional[str] = typer.Option(None, "--scope", help="host, container, vm-guest or hypervisor."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every score term and warning."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Show every remediation step, fact, score term and warning."),
+    show_all: bool = typer.Option(False, "--all", "-a",
+                                  help="List every rule that was not evaluated, with what it needs."),
     fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0,
                                             help="Exit 4 when a hypothesis reaches this confidence."),
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
@@ -160,7 +163,7 @@ def diagnose(
         report = run(target, base, kb=kb, redact=redact, site=site, reference=reference)
     except ReferenceError as exc:
         raise _fail(str(exc), ExitStatus.USAGE) from None
-    options = {"verbose": verbose}
+    options = {"verbose": verbose, "show_all": show_all}
     if fmt == ReportFormat.text and output is None:
         options["color"] = sys.stdout.isatty()
     _emit(renderer(fmt.value)(report, **options), output)

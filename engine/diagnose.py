@@ -171,11 +171,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         node_aliases=dict(target.aliases),
         inputs=inputs,
         hypotheses=hypotheses,
-        not_evaluated=_not_evaluated(kb, results),
+        not_evaluated=_not_evaluated(kb, results, known),
         next_probes=[_probe_out(kb, s) for s in suggestions],
         gap=gap,
         differences=differences,
-        rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
+        rules=[_outcome_out(kb, r) for r in results],
         warnings=warnings,
         redacted=redact,
         site=site.summary() if site.path else None,
@@ -371,7 +371,32 @@ def _probe_out(kb: KnowledgeBase, s: Any) -> ProbeSuggestion:
                            separates=list(s.separates) if s.separates else [])
 
 
-def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEvaluated]:
+def _outcome_out(kb: KnowledgeBase, r: RuleResult) -> RuleOutcomeOut:
+    rule = kb.rules.get(r.rule_id)
+    if rule is None:
+        return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome)
+    layer = next((t.split(".", 1)[1] for t in rule.tags if t.startswith("layer.")), "")
+    detector = any(e.effect == "supports" for e in rule.evidence)
+    passed = r.outcome == "refuted" or (r.outcome == "silent" and detector)
+    return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome, title=rule.title, layer=layer, passed=passed)
+
+
+def _probes_for(kb: KnowledgeBase, fact_type: str) -> list[Any]:
+    """Probes that yield ``fact_type``, or for a derived fact the probes of what it is derived from."""
+    from clusterdx.facts.derive import SOURCES
+
+    direct = kb.probes_for(fact_type)
+    if direct:
+        return direct
+    out: list[Any] = []
+    for source in sorted(SOURCES.get(fact_type, ())):
+        out += [p for p in kb.probes_for(source) if p not in out]
+    return out
+
+
+def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult], facts: Sequence[Fact] = ()) -> list[NotEvaluated]:
+    from clusterdx.engine.applicability import rule_not_applicable
+
     out = []
     for r in results:
         if r.outcome != "not_evaluated":
@@ -379,11 +404,12 @@ def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEval
         rule = kb.rules[r.rule_id]
         probes: list[ProbeOut] = []
         for pat in r.missing:
-            for p in kb.probes_for(pat.fact_type):
+            for p in _probes_for(kb, pat.fact_type):
                 po = ProbeOut(id=p.id, title=p.title, command=p.command, where=list(p.where),
                               needs_root=p.needs_root, duration_s=p.duration_s)
                 if po not in probes:
                     probes.append(po)
         out.append(NotEvaluated(rule=rule.id, title=rule.title, nodes=sorted({e.node for e in rule.evidence}),
-                                missing=[describe_requirement(p) for p in r.missing], probes=probes))
+                                missing=[describe_requirement(p) for p in r.missing], probes=probes,
+                                not_applicable=rule_not_applicable(rule, kb, facts)))
     return out

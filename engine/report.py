@@ -165,11 +165,19 @@ class NotEvaluated(Model):
     nodes: list[str]
     missing: list[str]
     probes: list[ProbeOut]
+    #: why the rule cannot apply to this node (an arm64 rule on x86, a fleet rule on one node);
+    #: '' when it may. Such a rule is still not evaluated, only listed apart
+    not_applicable: str = ""
 
 
 class RuleOutcomeOut(Model):
     rule: str
     outcome: Literal["fired", "refuted", "silent", "not_evaluated"]
+    title: str = ""
+    layer: str = ""
+    #: the rule had its facts and found nothing wrong: it fired only to refute a cause, or it
+    #: looks for a problem and stayed silent
+    passed: bool = False
 
 
 class Gap(Model):

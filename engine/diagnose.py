@@ -13,11 +13,12 @@ from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requireme
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
+from clusterdx.engine.remedy import evidence_values, render_step
 from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
-    Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
+    Report, RuleOutcomeOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
 
@@ -337,6 +338,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
             ev = _evidence_out(kb, result, idx)
         (supporting if t.delta > 0 else refuting).append(ev)
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
+    values = evidence_values(supporting)
     return Hypothesis(
         id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
         confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
@@ -345,8 +347,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         score=[_term_out(t, by_key) for t in s.terms],
         causal_path=graph.path_to_top(s.cause),
         remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
-                                    tradeoff=r.tradeoff.strip(), steps=[StepOut(text=st.text.strip(), command=st.command)
-                                                                        for st in r.steps],
+                                    tradeoff=r.tradeoff.strip(), steps=[render_step(st, values) for st in r.steps],
                                     verify=r.verify.strip(), rollback=r.rollback.strip()) for r in remediations],
         verification=[VerificationOut(**v.model_dump()) for v in node.verification],
         references=list(node.references),

@@ -83,9 +83,21 @@ class TermOut(Model):
     rule_strength: str = ""
 
 
+class AlternativeOut(Model):
+    text: str
+    command: str
+    needs_root: bool = False
+
+
 class StepOut(Model):
     text: str
+    #: the exact command, with the values the evidence supplied filled in
     command: str = ""
+    needs_root: bool = False
+    #: the values filled into ``command`` from the evidence (name -> value as written); a value
+    #: no evidence supplied is left as its placeholder and is not listed here
+    values: dict[str, str] = Field(default_factory=dict)
+    alternatives: list[AlternativeOut] = Field(default_factory=list)
 
 
 class RemediationOut(Model):

@@ -78,9 +78,17 @@ def _fixes(h: Any) -> list[str]:
         for r in h.remediation:
             out.append(f"- {text(r.title)} (risk {text(r.risk)}, disruption {text(r.disruption)})")
             for i, st in enumerate(r.steps, 1):
-                out.append(f"  {i}. {text(st.text)}")
+                root = " *(as root)*" if getattr(st, "needs_root", False) and st.command else ""
+                out.append(f"  {i}. {text(st.text)}{root}")
                 if st.command:
                     out += fenced([st.command], "sh", indent="     ")
+                for alt in getattr(st, "alternatives", []) or []:
+                    out.append(f"     {text(alt.text)}{' *(as root)*' if alt.needs_root else ''}:")
+                    out += fenced([alt.command], "sh", indent="     ")
+            if r.tradeoff:
+                out.append(f"  Trade-off: {text(r.tradeoff)}")
+            if r.rollback:
+                out.append(f"  Rollback: {text(r.rollback)}")
     if h.verification:
         out += ["", "**Verify the fix**", ""]
         for v in h.verification:

@@ -11,6 +11,15 @@ from typing import Any
 
 import networkx as nx
 
+def safe(s: Any, keep_newlines: bool = True) -> str:
+    """Any name or line from the inputs (a file name, an archive member, a manifest host, a log
+    line) with control characters (ESC, BEL, NUL) and undecodable bytes shown as ``\\xNN``: the
+    one place every explainer passes untrusted text through before its own escaping."""
+    from clusterdx.facts.base import printable
+
+    return printable(str(s), keep_newlines)
+
+
 #: lines quoted per fact source before the rest is trimmed (with a marker)
 QUOTE_LINES = 6
 #: characters kept of one quoted line

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from clusterdx.explainers.common import (LEADING, causal_graph, pct, probe_why, quote, share_cell, share_header,
+from clusterdx.explainers.common import (LEADING, causal_graph, safe, pct, probe_why, quote, share_cell, share_header,
                                          share_text, status_text, summary, trim_marker)
 
 CSS = """
@@ -44,7 +44,7 @@ NODE_W, NODE_H, COL_GAP, ROW_GAP, PAD = 172, 54, 44, 22, 16
 
 
 def e(s: Any) -> str:
-    return html.escape(str(s), quote=True)
+    return html.escape(safe(s), quote=True)
 
 
 def _layers(g: nx.DiGraph) -> dict[str, int]:

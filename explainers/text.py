@@ -18,9 +18,8 @@ from rich.padding import Padding
 from rich.text import Text
 
 from clusterdx.explainers.common import (
-    first_fix, input_counts, not_evaluated_groups, passed_by_layer, share_text, short_path, shorten_paths,
+    first_fix, input_counts, safe, not_evaluated_groups, passed_by_layer, share_text, short_path, shorten_paths,
 )
-from clusterdx.facts.base import printable
 
 STATUS_STYLE = {"parsed": "green", "partial": "yellow", "unrecognized": "magenta", "error": "red", "skipped": "dim"}
 #: causes in the opening summary, and how many of them with their evidence and verification
@@ -43,7 +42,7 @@ INPUTS = 6
 def escape(text: str) -> str:
     """Markup escaped, and control characters (ESC sequences from a file name or a log line)
     shown as ``\\xNN`` so they never reach the terminal."""
-    return _markup_escape(printable(str(text)))
+    return _markup_escape(safe(text))
 
 
 def _label(word: str) -> str:

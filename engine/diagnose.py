@@ -14,11 +14,12 @@ from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.applicability import role_fit
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
+from clusterdx.engine.remedy import evidence_values, render_step
 from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
-    Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
+    Report, RuleOutcomeOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
 
@@ -173,11 +174,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         node_aliases=dict(target.aliases),
         inputs=inputs,
         hypotheses=hypotheses,
-        not_evaluated=_not_evaluated(kb, results),
+        not_evaluated=_not_evaluated(kb, results, known),
         next_probes=[_probe_out(kb, s) for s in suggestions],
         gap=gap,
         differences=differences,
-        rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
+        rules=[_outcome_out(kb, r) for r in results],
         warnings=warnings,
         redacted=redact,
         site=site.summary() if site.path else None,
@@ -340,6 +341,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
             ev = _evidence_out(kb, result, idx)
         (supporting if t.delta > 0 else refuting).append(ev)
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
+    values = evidence_values(supporting)
     return Hypothesis(
         id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
         confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
@@ -348,8 +350,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         score=[_term_out(t, by_key) for t in s.terms],
         causal_path=graph.path_to_top(s.cause),
         remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
-                                    tradeoff=r.tradeoff.strip(), steps=[StepOut(text=st.text.strip(), command=st.command)
-                                                                        for st in r.steps],
+                                    tradeoff=r.tradeoff.strip(), steps=[render_step(st, values) for st in r.steps],
                                     verify=r.verify.strip(), rollback=r.rollback.strip()) for r in remediations],
         verification=[VerificationOut(**v.model_dump()) for v in node.verification],
         references=list(node.references),
@@ -374,7 +375,32 @@ def _probe_out(kb: KnowledgeBase, s: Any) -> ProbeSuggestion:
                            separates=list(s.separates) if s.separates else [])
 
 
-def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEvaluated]:
+def _outcome_out(kb: KnowledgeBase, r: RuleResult) -> RuleOutcomeOut:
+    rule = kb.rules.get(r.rule_id)
+    if rule is None:
+        return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome)
+    layer = next((t.split(".", 1)[1] for t in rule.tags if t.startswith("layer.")), "")
+    detector = any(e.effect == "supports" for e in rule.evidence)
+    passed = r.outcome == "refuted" or (r.outcome == "silent" and detector)
+    return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome, title=rule.title, layer=layer, passed=passed)
+
+
+def _probes_for(kb: KnowledgeBase, fact_type: str) -> list[Any]:
+    """Probes that yield ``fact_type``, or for a derived fact the probes of what it is derived from."""
+    from clusterdx.facts.derive import SOURCES
+
+    direct = kb.probes_for(fact_type)
+    if direct:
+        return direct
+    out: list[Any] = []
+    for source in sorted(SOURCES.get(fact_type, ())):
+        out += [p for p in kb.probes_for(source) if p not in out]
+    return out
+
+
+def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult], facts: Sequence[Fact] = ()) -> list[NotEvaluated]:
+    from clusterdx.engine.applicability import rule_not_applicable
+
     out = []
     for r in results:
         if r.outcome != "not_evaluated":
@@ -382,11 +408,12 @@ def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEval
         rule = kb.rules[r.rule_id]
         probes: list[ProbeOut] = []
         for pat in r.missing:
-            for p in kb.probes_for(pat.fact_type):
+            for p in _probes_for(kb, pat.fact_type):
                 po = ProbeOut(id=p.id, title=p.title, command=p.command, where=list(p.where),
                               needs_root=p.needs_root, duration_s=p.duration_s)
                 if po not in probes:
                     probes.append(po)
         out.append(NotEvaluated(rule=rule.id, title=rule.title, nodes=sorted({e.node for e in rule.evidence}),
-                                missing=[describe_requirement(p) for p in r.missing], probes=probes))
+                                missing=[describe_requirement(p) for p in r.missing], probes=probes,
+                                not_applicable=rule_not_applicable(rule, kb, facts)))
     return out

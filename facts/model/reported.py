@@ -129,3 +129,12 @@ class ReportedWorkaround(_Reported):
     value: str = ""
     #: 'fixes' (resolves, works, helps) or 'no-effect' (does not help)
     effect: Literal["fixes", "no-effect"]
+
+
+class ReportedWorkload(_Reported):
+    fact_type = "reported.workload"
+    doc = "What the user ran and at what scale: a collective (sendrecv_perf, all_reduce), the number of nodes."
+    #: nccl-tests collective named ('sendrecv', 'all_reduce', 'alltoall' ...), '' when none
+    collective: str = ""
+    #: nodes the statement names ("on 8 nodes"), None when none
+    nodes: int | None = None

@@ -186,6 +186,11 @@ _WORKAROUND_SETTING = re.compile(
     r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
 
+_COLLECTIVE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
+_NODES = re.compile(r"(?<![\w.])(\d{1,5})\s{0,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
+_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
     r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
@@ -353,6 +358,8 @@ class _Reader:
         self.settings(index, text)
         self.versions_in(index, text)
         if code:
+            if _COLLECTIVE.search(text):
+                self.workload(index, text)
             return
         for sentence, offset in _sentences(text):
             self.context(index, sentence)
@@ -361,6 +368,7 @@ class _Reader:
             self.metrics(index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
+            self.workload(index, sentence)
 
     def settings(self, index: int, text: str) -> None:
         from clusterdx.facts.model.env import EnvVar
@@ -545,6 +553,22 @@ class _Reader:
                 continue
             where = "multi-node" if _MULTI_NODE.search(sentence) else ""
             self.add(ReportedSymptom, index, ("symptom", kind, where), kind=kind, where=where, text=_cut(sentence))
+
+    def workload(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedWorkload
+
+        coll = _COLLECTIVE.search(sentence)
+        nodes = _NODES.search(sentence)
+        count = int(nodes.group(1)) if nodes else None
+        if count is None:
+            word = _NODES_WORD.search(sentence)
+            count = _NUM_WORDS[word.group(1).lower()] if word else None
+        if count is not None and not 0 < count <= 100000:
+            count = None
+        if coll is None and count is None:
+            return
+        name = coll.group(1).lower() if coll else ""
+        self.add(ReportedWorkload, index, ("workload", name, count), collective=name, nodes=count, text=_cut(sentence))
 
     def workaround(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedWorkaround

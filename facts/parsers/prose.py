@@ -171,10 +171,16 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
                               r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"
                               r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
+    ("rdma-not-used", re.compile(r"\b(?:(?:not|n't|never|cannot|can't|fails? to|unable to)\s{1,3}(?:\w+\s{1,3}){0,2}(?:detect\w{0,2}|find\w{0,2}|see\w{0,2}|load\w{0,3}|enable\w{0,2})\s{1,3}(?:the\s{1,3})?"
+                                 r"(?:infiniband|IB|RDMA|GDR|GDRDMA|GPUDirect|EFA|RoCE|verbs)|"
+                                 r"(?:infiniband|IB|RDMA|GDRDMA|EFA|RoCE)\s{1,3}(?:is\s{1,3})?(?:not|never)\s{1,3}(?:detected|found|used|working|enabled))\b", re.I)),
+    ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
+                               r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
                                  r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]
+_SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
 _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps"; "does not help" is the other answer
@@ -549,10 +555,15 @@ class _Reader:
 
         for kind, pat in _SYMPTOMS:
             m = pat.search(sentence)
-            if m is None or _NEGATION.search(sentence[:m.start()]):
+            if m is None or (kind not in ("rdma-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
             where = "multi-node" if _MULTI_NODE.search(sentence) else ""
             self.add(ReportedSymptom, index, ("symptom", kind, where), kind=kind, where=where, text=_cut(sentence))
+        # "slows down", "slower" about going to more machines is a scaling complaint
+        if _MULTI_NODE.search(sentence) and _SCALE_DOWN.search(sentence) and not _NEGATION.search(
+                sentence[:_SCALE_DOWN.search(sentence).start()]):
+            self.add(ReportedSymptom, index, ("symptom", "no-speedup", "multi-node"), kind="no-speedup",
+                     where="multi-node", text=_cut(sentence))
 
     def workload(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedWorkload

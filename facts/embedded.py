@@ -20,6 +20,7 @@ Sample (a ticket's words with two quoted lines)::
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Iterable, Sequence
 
 from clusterdx.facts.base import Fact, NotApplicable
@@ -61,7 +62,7 @@ def embedded_facts(doc: Document, primary: str | None, cited: set[int],
         if not picked:
             continue
         sub = dataclasses.replace(
-            doc, lines=[doc.lines[i] for i in picked], line_map=[doc.lineno(i) for i in picked],
+            doc, lines=[_unquoted(doc.lines[i]) for i in picked], line_map=[doc.lineno(i) for i in picked],
             coverage=Coverage(command=doc.command, complete=False, opaque=True,
                               notes=("lines picked out of another document",)))
         ctx = ParseContext(doc=sub, parser=fmt.name)
@@ -79,6 +80,14 @@ def embedded_facts(doc: Document, primary: str | None, cited: set[int],
             used.append(fmt.name)
         warnings.extend(ctx.warnings)
     return facts, warnings, used
+
+
+def _unquoted(line: str) -> str:
+    """A line quoted as inline code in Markdown (`` `ERROR: ...` ``) without its backticks."""
+    return _TICKS.sub("", line) if "`" in line else line
+
+
+_TICKS = re.compile(r"^\s{0,8}`{1,3}|`{1,3}\s*$")
 
 
 def _passes(test, line: str) -> bool:

@@ -819,6 +819,13 @@ class _Run:
 
         def finish(**kw) -> InputRecord:
             reason = kw.pop("reason", "")
+            launched = _launch_facts(doc, kw.get("format"))
+            if launched:
+                self.result.facts.extend(launched)
+                kw["facts"] = kw.get("facts", 0) + len(launched)
+                if kw.get("status") == "unrecognized":
+                    kw.update(format="launch-cmdline", status="partial")
+                reason = "; ".join(filter(None, [reason, "the command line's launch settings read"]))
             sigs = _signatures(doc, kw.get("format"), kw.get("status"))
             if sigs:
                 self.result.facts.extend(sigs)
@@ -988,6 +995,26 @@ class _Run:
         warnings += repeats
         self.result.facts.extend(facts)
         return len(facts), f"{len(facts)} fact(s) from {', '.join(used)} lines inside it"
+
+
+def _launch_facts(doc: Document, fmt: str | None) -> list[Fact]:
+    """The launch line of a transcript segment (``$ mpirun -x NCCL_TOPO_FILE=... all_reduce_perf``)
+    as launch facts: what the command passed to the job is part of the ticket whatever its output
+    was. Only commands that start a launcher (mpirun, srun, docker run, torchrun ...)."""
+    if not doc.command or fmt == "launch-cmdline":
+        return []
+    from clusterdx.facts.parsers import launch_cmdline
+
+    if not launch_cmdline.find_launches(launch_cmdline.tokenize(doc.command)):
+        return []
+    sub = Document(name=doc.name, lines=[doc.command], first_line=max(1, doc.first_line - 1),
+                   node=doc.node, scope=doc.scope, path=doc.path, redact=doc.redact)
+    ctx = ParseContext(doc=sub, parser="launch-cmdline")
+    try:
+        launch_cmdline.parse(sub, ctx)
+    except Exception:  # a command line it cannot read costs nothing else
+        return []
+    return [f for f in ctx.facts if isinstance(f, Fact) and f.fact_type in ("launch.command", "container.spec")]
 
 
 def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact]:

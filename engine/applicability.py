@@ -36,7 +36,7 @@ Examples:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 #: architectures a rule tag ``arch.<name>`` accepts
 _ARCH_TAGS = {"arm64": {"arm64", "aarch64"}, "x86": {"x86", "x86_64", "amd64", "i686"}}
@@ -101,47 +101,50 @@ def rule_not_applicable(rule: Any, kb: Any, facts: Sequence[Any]) -> str:
         return reasons[0]
     return ""
 
-from typing import Mapping
 
 #: a cause whose gates the node's known role contradicts
 MISFIT = 0.2
 #: a gated cause on a node whose role no input tells, by the role the cause needs
-UNKNOWN_FIT = {"guest": 0.3, "bare-metal": 0.7}
+UNKNOWN_FIT = {"guest": 0.3, "bare-metal": 0.7, "container": 0.4}
 
 
-def _roles(facts: Sequence[Any]) -> set[str]:
-    """The node's roles in the words of ``applies_to`` ('guest', 'bare-metal', 'container')."""
-    out: set[str] = set()
+def _known(facts: Sequence[Any]) -> tuple[bool | None, bool | None]:
+    """(is a VM guest, runs in a container) as the platform.role facts say; None: not known."""
+    guest: bool | None = None
+    container: bool | None = None
     for f in facts:
         if getattr(f, "fact_type", "") != "platform.role":
             continue
         role = getattr(f, "role", "unknown")
-        if role == "vm-guest" or getattr(f, "guest", None):
-            out.add("guest")
-        if role == "container" or getattr(f, "in_container", None):
-            out.add("container")
+        g = getattr(f, "guest", None)
+        c = getattr(f, "in_container", None)
+        if role == "vm-guest":
+            g = True
         if role == "bare-metal":
-            out.add("bare-metal")
-        if role == "container" and getattr(f, "guest", None) is False:
-            out.add("bare-metal")  # a container on a machine a probe said is not a VM
-    return out
+            g, c = False, False if c is None else c
+        if role == "container":
+            c = True
+        guest = g if guest is None else (guest or bool(g))
+        container = c if container is None else (container or bool(c))
+    return guest, container
 
 
 def role_fit(nodes: Mapping[str, Any], facts: Sequence[Any]) -> dict[str, float]:
     """Fit 0..1 of every root cause that has a virtualization gate (others are absent: fit 1)."""
-    roles = _roles(facts)
+    guest, container = _known(facts)
+    state = {"guest": guest, "bare-metal": None if guest is None else not guest, "container": container}
     out: dict[str, float] = {}
     for cid, node in nodes.items():
         if getattr(node, "kind", "") != "root_cause":
             continue
-        allowed = {a.lower() for a in (getattr(node, "applies_to", {}) or {}).get("virtualization", [])}
+        gates = getattr(node, "applies_to", {}) or {}
+        allowed = {a.lower() for a in [*gates.get("virtualization", []), *gates.get("scope", [])]}
+        allowed &= set(state)
         if not allowed:
             continue
-        machine = roles - {"container"}
-        if not machine:
-            out[cid] = max(UNKNOWN_FIT.get(a, 0.5) for a in allowed)
-        elif machine & allowed:
-            out[cid] = 1.0
-        else:
-            out[cid] = MISFIT
+        fits = []
+        for a in allowed:
+            known = state[a]
+            fits.append(UNKNOWN_FIT[a] if known is None else 1.0 if known else MISFIT)
+        out[cid] = max(fits)
     return out

@@ -197,6 +197,13 @@ _NODES = re.compile(r"(?<![\w.])(\d{1,5})\s{0,2}(?:nodes|machines|servers|hosts|
 _NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
 _NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
 
+#: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
+#: "the expected performance is 50GB/s, but the measured is about 27GB/s"
+_EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertised)\b", re.I)
+_BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/s|GBps|Gb/s|Gbps|Gbit/s)(?![\w/])")
+_RESULT_OF = re.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
+_CONVERSION = re.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
+
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
     r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
@@ -367,6 +374,7 @@ class _Reader:
             if _COLLECTIVE.search(text):
                 self.workload(index, text)
             return
+        self.shortfall(index, text)
         for sentence, offset in _sentences(text):
             self.context(index, sentence)
             self.inventory(index, sentence)
@@ -549,6 +557,35 @@ class _Reader:
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+
+    def shortfall(self, index: int, text: str) -> None:
+        """A measured bandwidth and the one the user expected on the same line, as a fraction."""
+        from clusterdx.facts.model.reported import ReportedMetric
+
+        nums = []
+        for m in _BW.finditer(text):
+            value = float(m.group(1))
+            gbps = value / 8.0 if m.group(2) in ("Gb/s", "Gbps", "Gbit/s") else value
+            nums.append((m.start(), gbps, _CONVERSION.search(text[max(0, m.start() - 6):m.start()]) is not None))
+        if len(nums) < 2:
+            return
+        exp_i = next((i for i, (pos, _, _) in enumerate(nums)
+                      if _EXPECT_WORDS.search(text[max(0, pos - 40):pos])), None)
+        if exp_i is None:
+            return
+        expected = nums[exp_i][1]
+        used = {exp_i}
+        nxt = nums[exp_i + 1][0] if exp_i + 1 < len(nums) else -1
+        if nxt > 0 and _RESULT_OF.search(text[max(0, nxt - 6):nxt]):  # "200Gb/s * 2 =~ 50GB/s": the result counts
+            expected = nums[exp_i + 1][1]
+            used.add(exp_i + 1)
+        measured = next((v for i, (_, v, conv) in enumerate(nums) if i not in used and not conv), None)
+        if measured is None or expected <= 0 or not 0 < measured < expected:
+            return
+        fraction = measured / expected
+        self.add(ReportedMetric, index, ("shortfall", index), metric="bandwidth_fraction",
+                 value=round(fraction * 100, 1), unit="%", value_norm=round(fraction, 4),
+                 label=f"{measured:g} of {expected:g} GB/s", text=_cut(text))
 
     def symptoms(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedSymptom

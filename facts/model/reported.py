@@ -115,8 +115,9 @@ class ReportedSymptom(_Reported):
     doc = "What the user says goes wrong: a hang, no speed-up from more GPUs, low bandwidth, an error."
     #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
-    #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'error'
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "error"]
+    #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
+    #: differs with the node pair that ran), 'error'
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent", "error"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

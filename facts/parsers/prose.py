@@ -201,6 +201,7 @@ _NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machi
 #: "the expected performance is 50GB/s, but the measured is about 27GB/s"
 _EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertised)\b", re.I)
 _BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/s|GBps|Gb/s|Gbps|Gbit/s)(?![\w/])")
+_PAIR = re.compile(r"\b(?:between|nodes?|pairs?|hosts?)\s{1,3}(?:nodes?\s{1,3})?(\w{1,16})\s{0,2}(?:\+|and|&|<->|<=>|↔|-)\s{0,2}(\w{1,16})", re.I)
 _RESULT_OF = re.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
 _CONVERSION = re.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
 
@@ -572,6 +573,7 @@ class _Reader:
         exp_i = next((i for i, (pos, _, _) in enumerate(nums)
                       if _EXPECT_WORDS.search(text[max(0, pos - 40):pos])), None)
         if exp_i is None:
+            self.pair_dependence(index, text, [v for _, v, _ in nums])
             return
         expected = nums[exp_i][1]
         used = {exp_i}
@@ -586,6 +588,17 @@ class _Reader:
         self.add(ReportedMetric, index, ("shortfall", index), metric="bandwidth_fraction",
                  value=round(fraction * 100, 1), unit="%", value_norm=round(fraction, 4),
                  label=f"{measured:g} of {expected:g} GB/s", text=_cut(text))
+
+    def pair_dependence(self, index: int, text: str, values: list[float]) -> None:
+        """Two node pairs and two bandwidths on one line that differ: "between nodes 1 + 2 (25 GB/s)
+        vs between 1 + 3 (39 GB/s)" is bandwidth that depends on which nodes ran."""
+        from clusterdx.facts.model.reported import ReportedSymptom
+
+        pairs = {re.sub(r"\s+", "", m.group(1) + "-" + m.group(2)).lower() for m in _PAIR.finditer(text)}
+        if len(pairs) < 2 or len(values) < 2 or max(values) <= 0 or min(values) / max(values) > 0.8:
+            return
+        self.add(ReportedSymptom, index, ("symptom", "pair-dependent"), kind="pair-dependent", where="multi-node",
+                 text=_cut(text))
 
     def symptoms(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedSymptom

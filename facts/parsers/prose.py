@@ -43,7 +43,7 @@ Examples:
     >>> sorted({f.fact_type for f in ctx.facts})  # doctest: +NORMALIZE_WHITESPACE
     ['env.var', 'gpu.summary', 'nccl.version', 'platform.virtualization', 'reported.change',
      'reported.context', 'reported.inventory', 'reported.metric', 'reported.setting',
-     'reported.version']
+     'reported.version', 'reported.workload']
     >>> {f.provenance for f in ctx.facts}
     {'reported'}
     >>> [(f.model, f.count, f.gbps) for f in ctx.facts if f.fact_type == "reported.inventory"]
@@ -342,7 +342,9 @@ class _Reader:
     @staticmethod
     def _alternation(names: list[str]) -> re.Pattern[str]:
         body = "|".join(re.escape(n).replace(r"\ ", r"\s{1,2}") for n in names)
-        return re.compile(r"(?<![\w.\-/])(?:" + body + r")(?![\w\-/]|\.\w)", re.I)
+        # a model name ends at a word boundary, or runs on into its form and memory as tools print
+        # it ("A100-SXM4-80GB", "H100-PCIe")
+        return re.compile(r"(?<![\w.\-/])(?:" + body + r")(?:(?![\w\-/]|\.\w)|(?=-(?:SXM|PCIe|NVL|\d{1,3}\s?GB)))", re.I)
 
     def add(self, cls: type, index: int, key: tuple[Any, ...], **fields: Any) -> None:
         if key in self.seen:

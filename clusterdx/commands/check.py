@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, output_format
 
 
 class CheckFormat(str, enum.Enum):
@@ -23,8 +23,8 @@ def check(
     paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). Several with --fleet: one per node."),
     fleet: bool = typer.Option(False, "--fleet", help="Each PATH is one node; report counts per item."),
     strict: bool = typer.Option(False, "--strict", help="Exit 7 on warn or not-checked items."),
-    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", "-f"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    fmt: Optional[CheckFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE"),
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration (mandatory items)."),
     no_redact: bool = typer.Option(False, "--no-redact"),
 ) -> None:
@@ -37,6 +37,8 @@ def check(
     from clusterdx.engine.checkrun import run_check
     from clusterdx.explainers import check_text
 
+    check_output(output)
+    fmt_name = output_format(fmt.value if fmt is not None else None, output, tuple(f.value for f in CheckFormat))
     for p in paths or []:
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
@@ -45,7 +47,7 @@ def check(
     report = run_check(kb, list(paths or []), fleet=fleet or len(paths or []) > 1, strict=strict, site=site,
                        redact=not no_redact)
     render = {"text": check_text.render_text, "json": check_text.render_json,
-              "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt.value]
+              "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt_name]
     _emit(render(report), output)
     if report.exit_code:
         raise typer.Exit(report.exit_code)

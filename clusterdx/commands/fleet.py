@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, output_format
 
 
 class FleetFormat(str, enum.Enum):
@@ -24,8 +24,8 @@ def fleet(
     paths: List[Path] = typer.Argument(..., help="One bundle (folder or archive) per node, or one folder "
                                                  "with a sub-folder or archive per node."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
-    fmt: FleetFormat = typer.Option(FleetFormat.text, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    fmt: Optional[FleetFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
     timeout: float = typer.Option(300.0, "--timeout", min=1.0, help="Seconds one node may take before it is "
                                                                      "reported as timed out."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
@@ -38,6 +38,9 @@ def fleet(
 
     from clusterdx.engine.fleet import run_fleet
 
+    check_output(output)
+    fmt = FleetFormat(output_format(fmt.value if fmt is not None else None, output,
+                                    tuple(f.value for f in FleetFormat)))
     for p in paths:
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)

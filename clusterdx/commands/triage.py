@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, reference_error
 
 #: lines of the ticket description quoted at the top of the reply
 DESCRIPTION_LINES = 8
@@ -44,25 +44,37 @@ def description_lines(inputs: List[Any], redact: bool = True) -> List[str]:
 
 @app.command()
 def triage(
-    paths: List[Path] = typer.Argument(..., help="The ticket's attachments: files, folders, archives, "
+    paths: List[Path] = typer.Argument(..., metavar="ATTACHMENT...", help="The ticket's attachments: files, folders, archives, "
                                        "a pasted description."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the reply to this file."),
-    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the reply to this file."),
+    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b", metavar="PATH",
                                                   help="A known-good bundle of the same job to compare with."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the reply."),
-    node: Optional[str] = typer.Option(None, "--node", help="Name of the node the attachments come from."),
+    node: Optional[str] = typer.Option(None, "--node", metavar="NAME",
+                                       help="Name of the node the attachments come from."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="Site configuration file."),
+    reference: Optional[str] = typer.Option(None, "--reference", metavar="NAME|FILE",
+                                            help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
 ) -> None:
     """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
     from clusterdx.engine.diagnose import collect_paths, diagnose
     from clusterdx.explainers.markdown import render
 
+    import yaml
+
+    from clusterdx.facts.reference import ReferenceError
+
     redact = not no_redact
+    check_output(output)
     for p in list(paths) + list(baseline or []):
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
-    site = _site(None)
+    site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
     target = collect_paths(paths, node=node, redact=redact)
     base = collect_paths(baseline, redact=redact) if baseline else None
-    report = diagnose(target, base, kb=kb, redact=redact, site=site)
+    try:
+        report = diagnose(target, base, kb=kb, redact=redact, site=site, reference=reference)
+    except (ReferenceError, yaml.YAMLError) as exc:
+        raise reference_error(exc) from None
     _emit(render(report, reply=True, ticket=description_lines(report.inputs, redact)), output)

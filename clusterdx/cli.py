@@ -65,16 +65,11 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and exit."),
+          no_cache: bool = typer.Option(False, "--no-cache",
+                                        help="Read the knowledge base from source and store no compiled copy "
+                                             "(same as CLUSTERDX_NO_CACHE=1).")) -> None:
     """Explain why a GPU training cluster is slower than its reference, and what to change."""
-
-
-@app.callback()
-def _options(
-    no_cache: bool = typer.Option(False, "--no-cache",
-                                  help="Read the knowledge base from source and store no compiled copy "
-                                       "(same as CLUSTERDX_NO_CACHE=1)."),
-) -> None:
     if no_cache:
         os.environ["CLUSTERDX_NO_CACHE"] = "1"
 

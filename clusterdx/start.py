@@ -1,4 +1,4 @@
-"""The console entry point: `clusterdx --help` from the text the last run printed, everything else
+"""The console entry point: `clusterdx --help` (or ``-h``) from the text the last run printed, everything else
 through the typer app (:mod:`clusterdx.cli`).
 
 Importing typer and building the click command tree is most of the top-level help's cost (about
@@ -24,7 +24,7 @@ def _help_key() -> str | None:
 
     here = Path(__file__).parent
     parts: list[object] = [__version__, os.environ.get("TYPER_USE_RICH", "0"),
-                           min(shutil.get_terminal_size().columns, 80)]
+                           shutil.get_terminal_size().columns]
     try:
         for p in [here / "cli.py", *sorted((here / "commands").glob("*.py"))]:
             st = p.stat()
@@ -47,7 +47,7 @@ def _cache_on() -> bool:
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--help"] and _cache_on():
+    if sys.argv[1:] in (["--help"], ["-h"]) and _cache_on():
         key = _help_key()
         if key is not None:
             try:

@@ -116,8 +116,9 @@ class ReportedSymptom(_Reported):
     #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
     #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
-    #: differs with the node pair that ran), 'error'
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent", "error"]
+    #: differs with the node pair that ran), 'one-core' (worker processes confined to one core), 'error'
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent",
+                  "one-core", "error"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

@@ -176,6 +176,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"(?:infiniband|IB|RDMA|GDRDMA|EFA|RoCE)\s{1,3}(?:is\s{1,3})?(?:not|never)\s{1,3}(?:detected|found|used|working|enabled))\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
+    ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
+                            r"(?:all|every)\s{1,3}(?:\w+\s{1,3}){0,3}(?:on|to)\s{1,3}(?:the\s{1,3})?(?:same|one|first)\s{1,3}(?:physical\s{1,3})?(?:core|cpu))\b", re.I)),
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
                                  r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
@@ -199,8 +201,8 @@ _NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machi
 
 #: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
 #: "the expected performance is 50GB/s, but the measured is about 27GB/s"
-_EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertised)\b", re.I)
-_BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/s|GBps|Gb/s|Gbps|Gbit/s)(?![\w/])")
+_EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertis\w{0,3}|claim\w{0,2}|official\w{0,2}|datasheet|can reach)\b", re.I)
+_BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/[sS]|GBps|Gb/[sS]|Gbps|Gbit/s)(?![\w/])")
 _PAIR = re.compile(r"\b(?:between|nodes?|pairs?|hosts?)\s{1,3}(?:nodes?\s{1,3})?(\w{1,16})\s{0,2}(?:\+|and|&|<->|<=>|↔|-)\s{0,2}(\w{1,16})", re.I)
 _RESULT_OF = re.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
 _CONVERSION = re.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
@@ -561,6 +563,14 @@ class _Reader:
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
 
+    def joined(self, index: int, text: str) -> None:
+        """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
+        self.shortfall(index, text)
+        for sentence, _ in _sentences(text):
+            self.symptoms(index, sentence)
+            self.workaround(index, sentence)
+            self.workload(index, sentence)
+
     def shortfall(self, index: int, text: str) -> None:
         """A measured bandwidth and the one the user expected on the same line, as a fraction."""
         from clusterdx.facts.model.reported import ReportedMetric
@@ -568,7 +578,7 @@ class _Reader:
         nums = []
         for m in _BW.finditer(text):
             value = float(m.group(1))
-            gbps = value / 8.0 if m.group(2) in ("Gb/s", "Gbps", "Gbit/s") else value
+            gbps = value / 8.0 if m.group(2) in ("Gb/s", "Gb/S", "Gbps", "Gbit/s") else value
             nums.append((m.start(), gbps, _CONVERSION.search(text[max(0, m.start() - 6):m.start()]) is not None))
         if len(nums) < 2:
             return
@@ -718,6 +728,24 @@ class _Reader:
                      driver_version=driver, cuda_version=cuda)
 
 
+_BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~)")
+
+
+def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
+    """(first line index, text) of each paragraph of two or more wrapped lines."""
+    start, buf = None, []
+    for i, ln in enumerate(lines + [""]):
+        plain = ln.strip() and i not in code and i not in tables and (not buf or not _BLOCK_START.match(ln))
+        if plain and len(ln) <= MAX_LINE:
+            if start is None:
+                start = i
+            buf.append(ln.strip())
+            continue
+        if start is not None and len(buf) > 1:
+            yield start, " ".join(buf)[: MAX_LINE * 2]
+        start, buf = (i, [ln.strip()]) if ln.strip() and i not in code and i not in tables and len(ln) <= MAX_LINE else (None, [])
+
+
 def _sentences(text: str):
     start = 0
     for m in re.finditer(r"[.!?;](?:\s|$)", text):
@@ -784,6 +812,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             reader.settings(i, text[:MAX_LINE])
             continue
         reader.line(i, text, i in code)
+    # hard-wrapped paragraphs: what a user says across a line break is read once more, joined
+    for first, joined in _paragraphs(lines, code, table_lines):
+        reader.joined(first, joined)
     reader.finish()
     if not ctx.facts:
         raise NotApplicable("no statement about context, hardware, versions, settings, changes or numbers")

@@ -491,3 +491,10 @@ def test_cloud_instance_is_a_vm_with_its_capabilities():
     assert one(ctx, "platform.virtualization").role == "guest"
     bare = read("We run on BM.GPU4.8 nodes.\n")
     assert not of_type(bare, "platform.virtualization")
+
+
+def test_a_statement_cut_by_a_line_break_is_read():
+    ctx = read("so all Ray worker processes use only one\nphysical core, causing a significant penalty.\n")
+    assert [s.kind for s in of_type(ctx, "reported.symptom")] == ["one-core"]
+    listed = facts_of("- all workers use only one\n- physical core count is 64\n")
+    assert not [f for f in listed if f.fact_type == "reported.symptom"]  # list items are not one sentence

@@ -39,6 +39,9 @@ HITS = [
      "error 4, opcode 5327, len 5327, vendor err 81 (Send)", "ib-completion-local-protection"),
     ("_ibvwrap.cc: NCCL WARN Call to ibv_modify_qp failed with error Connection timed out_", "ibv-modify-qp-timeout"),
     ("But if I ibv_reg_mr to register a buff on GPU, it fails.", "gpu-memory-registration-fails"),
+    ("NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument",
+     "ofi-gpu-memory-registration-fails"),
+    ("pcieport 0000:40:01.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)", "pcie-aer-errors"),
 ]
 
 LOOKALIKES = [
@@ -52,6 +55,7 @@ LOOKALIKES = [
     "Setting NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 resolves the deadlock",  # SHM named, nothing exhausted
     "the fabric manager service is running and the fabric state is Completed",  # healthy fabric
     "ibv_reg_mr works fine on host memory",                               # registration fine
+    "pci 0000:40:01.1: AER: enabled with IRQ 33",                          # AER set up, no error
 ]
 
 

@@ -42,6 +42,9 @@ HITS = [
     ("NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument",
      "ofi-gpu-memory-registration-fails"),
     ("pcieport 0000:40:01.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)", "pcie-aer-errors"),
+    ("node3:91:120 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "verbs-enomem"),
+    ("NET/IB : Failed to open libibverbs.so[.1]: libibverbs.so.1: cannot open shared object file", "libibverbs-missing"),
+    ("modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument", "peermem-cannot-load"),
 ]
 
 LOOKALIKES = [
@@ -56,6 +59,8 @@ LOOKALIKES = [
     "the fabric manager service is running and the fabric state is Completed",  # healthy fabric
     "ibv_reg_mr works fine on host memory",                               # registration fine
     "pci 0000:40:01.1: AER: enabled with IRQ 33",                          # AER set up, no error
+    "NCCL WARN Call to ibv_reg_mr failed with error Bad address",         # another failure
+    "libibverbs.so.1 => /usr/lib/x86_64-linux-gnu/libibverbs.so.1",        # ldd: found
 ]
 
 

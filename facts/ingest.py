@@ -53,6 +53,7 @@ from pydantic import BaseModel, Field
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
+from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
@@ -201,9 +202,11 @@ class _Where:
 
 def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
            redact: bool = True, limits: Limits | None = None,
-           formats: FormatsArg = None) -> IngestResult:
-    """Read, split, sniff and parse every file under ``paths``; see the module docstring."""
-    run = _Run(limits or Limits(), node, scope, redact, formats)
+           formats: FormatsArg = None, deadline: Deadline | None = None) -> IngestResult:
+    """Read, split, sniff and parse every file under ``paths``; see the module docstring.
+    Past ``deadline`` nothing more is read: each input left is recorded ``skipped`` and noted
+    in the deadline's ledger."""
+    run = _Run(limits or Limits(), node, scope, redact, formats, deadline)
     for p in paths:
         run.add_path(p)
     return _resolved(run.finish(), node)
@@ -211,12 +214,12 @@ def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str |
 
 def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
                      scope: str | None = None, redact: bool | None = None,
-                     formats: FormatsArg = None) -> IngestResult:
+                     formats: FormatsArg = None, deadline: Deadline | None = None) -> IngestResult:
     """Sniff and parse prepared documents (live collection, tests); no splitting, no files.
 
     ``node``/``scope``/``redact`` override what the documents carry when given.
     """
-    run = _Run(Limits(), node, scope, True if redact is None else redact, formats)
+    run = _Run(Limits(), node, scope, True if redact is None else redact, formats, deadline)
     for doc in docs:
         changes: dict = {}
         if node:
@@ -312,8 +315,9 @@ def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
 
 class _Run:
     def __init__(self, limits: Limits, node: str | None, scope: str | None, redact: bool,
-                 formats: FormatsArg):
+                 formats: FormatsArg, deadline: Deadline | None = None):
         self.limits = limits
+        self.deadline = deadline or NO_DEADLINE
         self.node_arg = node or None
         self.scope_arg = _coerce_scope(scope)
         self.redact = redact
@@ -472,7 +476,17 @@ class _Run:
             except OSError as exc:
                 out.append((parts, f"cannot read: {exc.strerror or exc}"))
 
+    def late(self, where: _Where, display: str, **kw) -> bool:
+        """True (and the input recorded as not read) when the run's deadline has passed."""
+        if not self.deadline.passed():
+            return False
+        self.deadline.not_read(display)
+        self.record(where, path=display, status="skipped", reason=self.deadline.reason(), **kw)
+        return True
+
     def add_file(self, path: Path, display: str, where: _Where, st: os.stat_result) -> None:
+        if self.late(where, display, size_bytes=st.st_size):
+            return
         if not stat.S_ISREG(st.st_mode):
             self.record(where, path=display, status="skipped",
                         reason="not a regular file (device, FIFO or socket)")
@@ -797,6 +811,12 @@ class _Run:
     def process(self, doc: Document, *, path: str, size: int, line_start: int, line_end: int,
                 extra_warnings: list[InputWarning] | None = None,
                 truncated_note: str = "") -> InputRecord:
+        if self.deadline.passed():
+            self.deadline.not_read(path)
+            return self.record(None, path=path, status="skipped", reason=self.deadline.reason(),
+                               command=redact_text(doc.command) if doc.redact and doc.command else doc.command,
+                               node=doc.node, scope=Scope(doc.scope).value, size_bytes=size,
+                               line_start=line_start, line_end=line_end)
         warnings = list(extra_warnings or [])
         sniff_warnings: list[str] = []
         if doc.redact and doc.command:

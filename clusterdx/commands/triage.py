@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, kb_dirs
 
 #: lines of the ticket description quoted at the top of the reply
 DESCRIPTION_LINES = 8
@@ -51,10 +51,13 @@ def triage(
                                                   help="A known-good bundle of the same job to compare with."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the reply."),
     node: Optional[str] = typer.Option(None, "--node", help="Name of the node the attachments come from."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, help=TIMEOUT_HELP),
 ) -> None:
     """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
+    from clusterdx.engine.backstop import Outcome, fallback_report, supervised
     from clusterdx.engine.diagnose import collect_paths, diagnose
     from clusterdx.explainers.markdown import render
+    from clusterdx.facts.deadline import Deadline
 
     redact = not no_redact
     for p in list(paths) + list(baseline or []):
@@ -62,7 +65,17 @@ def triage(
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
     site = _site(None)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
-    target = collect_paths(paths, node=node, redact=redact)
-    base = collect_paths(baseline, redact=redact) if baseline else None
-    report = diagnose(target, base, kb=kb, redact=redact, site=site)
-    _emit(render(report, reply=True, ticket=description_lines(report.inputs, redact)), output)
+    deadline = Deadline(timeout)
+
+    def work() -> Outcome:
+        target = collect_paths(paths, node=node, redact=redact, deadline=deadline)
+        base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
+        report = diagnose(target, base, kb=kb, redact=redact, site=site, deadline=deadline)
+        return Outcome(render(report, reply=True, ticket=description_lines(report.inputs, redact)))
+
+    def stopped(why: str) -> Outcome:
+        report = fallback_report(kb, [str(p) for p in paths], [str(p) for p in baseline or []], deadline, why,
+                                 redact)
+        return Outcome(render(report, reply=True, ticket=[]))
+
+    _finish(supervised(work, stopped, deadline), output)

@@ -174,6 +174,8 @@ class _Manifest:
     #: the override for a ticket whose files come from both sides of a boundary (guest and
     #: hypervisor, host and container) and whose content does not say which is which
     scopes: dict[str, Scope] = field(default_factory=dict, compare=False, hash=False)
+    #: files the collector cut at its size cap (``truncated`` probes), by path: why
+    truncated: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -716,6 +718,7 @@ class _Run:
 
     def add_blob(self, data: bytes, display: str, where: _Where, *, size: int,
                  truncated_note: str, depth: int, quota: Quota | None, path: str | None) -> None:
+        truncated_note = truncated_note or _manifest_truncated(where)
         kind = detect(data[:512])
         if kind is not None:
             self.add_archive(data, display, where, depth=depth,
@@ -1115,11 +1118,16 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
             warnings.append(f"manifest scope {raw_scope!r} is not one of "
                             f"{', '.join(s.value for s in Scope)}; ignored")
     commands: dict[str, str] = {}
+    truncated: dict[str, str] = {}
     probes = obj.get("probes")
     if isinstance(probes, list):
         for p in probes:
             if isinstance(p, dict) and isinstance(p.get("file"), str) and isinstance(p.get("command"), str):
                 commands[p["file"].strip("/")] = p["command"]
+                if p.get("truncated") is True:
+                    why = p.get("reason") if isinstance(p.get("reason"), str) else ""
+                    truncated[p["file"].strip("/")] = f"cut by the collector: {why[:200]}" if why \
+                        else "cut by the collector at its size cap"
     scopes: dict[str, Scope] = {}
     files = obj.get("files")
     if isinstance(files, dict):
@@ -1130,7 +1138,7 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
             else:
                 warnings.append(f"manifest files[{name!r}] scope {value!r} is not one of "
                                 f"{', '.join(s.value for s in Scope)}; ignored")
-    return _Manifest(host, scope, commands, scopes), warnings, ""
+    return _Manifest(host, scope, commands, scopes, truncated), warnings, ""
 
 
 def _manifest_command(where: _Where) -> str | None:
@@ -1139,6 +1147,14 @@ def _manifest_command(where: _Where) -> str | None:
     if m is None or not m.commands:
         return None
     return m.commands.get("/".join(where.parts[where.manifest_depth:]))
+
+
+def _manifest_truncated(where: _Where) -> str:
+    """Why the collector cut this file, when its manifest says it did; else ''."""
+    m = where.manifest
+    if m is None or not m.truncated:
+        return ""
+    return m.truncated.get("/".join(where.parts[where.manifest_depth:]), "")
 
 
 def _decode(data: bytes, truncated: bool = False) -> tuple[str | None, str | None]:

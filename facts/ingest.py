@@ -658,9 +658,14 @@ class _Run:
         manifests, manifest_records = self._manifests(
             readable, load, lambda parts: f"{display}!/{'/'.join(parts)}", where)
         base_len = len(where.parts)
+        copies: dict[str, int] = {}
         for m in listing.members:
             sep = "!" if m.name.startswith("/") else "!/"
             mdisplay = f"{display}{sep}{m.name}"
+            # an archive may hold one name twice: each copy is its own input, and says which it is
+            copies[m.name] = copies.get(m.name, 0) + 1
+            if copies[m.name] > 1:
+                mdisplay = f"{mdisplay} (copy {copies[m.name]})"
             parts = tuple(m.name.split("/"))
             w = where.child(m.name, manifests, base_len)
             if m.status == "" and parts in manifest_records:

@@ -58,7 +58,8 @@ _URL_CRED = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s]*)?@(?
 # NAME=value or NAME: value pairs in free text; value may be quoted
 _PAIR = re.compile(
     r"""(?P<pre>(?:^|(?<=[\s;,&|({'"]))(?:--?)?)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]*=[ \t]*|:[ \t]*)"""
-    r"""(?P<val>"[^"]*"?|'[^']*'?|[^\s;,&|)'"]+)"""
+    # a value may be a pair itself, spaced (EXTRA=password = x): taken whole, redacted within
+    r"""(?P<val>"[^"]*"?|'[^']*'?|[A-Za-z_][A-Za-z0-9_.\-]*[ \t]+=[ \t]*[^\s;,&|)'"]+|[^\s;,&|)'"]+)"""
 )
 # --hf-token VALUE / --password VALUE (option then value as the next word)
 _OPT_SPACE = re.compile(r"(?P<opt>(?<!\S)--?[A-Za-z][A-Za-z0-9_\-]*)(?P<sp>[ \t]+)(?P<val>\"[^\"]*\"|'[^']*'|[^\s\-][^\s]*)")
@@ -161,6 +162,8 @@ def redact_text(text: str) -> str:
             if lq and len(val) > 2:  # a quoted value may hold pairs of its own: reason: 'TOKEN=x'
                 inner = val[1:len(val) - len(rq)]
                 return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{lq}{redact_text(inner)}{rq}"
+            if not lq and ("=" in val or ":" in val):  # so may a bare one: EXTRA=PGPASSWORD=x
+                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{redact_text(val)}"
             return m.group(0)
         if val == REDACTED or val.lower() in ("bearer", "basic", "token"):
             return m.group(0)

@@ -116,7 +116,13 @@ class ParseContext:
         return fact
 
     def warn(self, index: int | None, message: str) -> None:
-        """Record a problem with one line; the input is then reported as partly parsed."""
+        """Record a problem with one line; the input is then reported as partly parsed. A
+        message quoting a cut of a line that holds a secret has the secret's remnant masked (the
+        redactor, later, sees only the cut and may not know it for one)."""
+        if self.doc.redact and index is not None and 0 <= index < len(self.doc.lines):
+            from clusterdx.facts.redact import mask_quoted
+
+            message = mask_quoted(message, self.doc.lines[index])
         self.warnings.append((self.doc.lineno(index) if index is not None else 0, message))
 
 

@@ -259,8 +259,10 @@ def _first_nonempty(lines: Sequence[str]) -> str:
 
 
 def _binary_preview(data: bytes) -> str:
+    # line breaks and tabs become spaces, so a NAME=secret pair after one still reads as a pair
+    # to the redactor
     head = data[:120]
-    return "".join(chr(b) if 32 <= b < 127 else "." for b in head)
+    return "".join(chr(b) if 32 <= b < 127 else " " if b in (9, 10, 13) else "." for b in head)
 
 
 #: warnings kept per input; the rest are counted in one last line

@@ -86,8 +86,11 @@ _WEBHOOK = re.compile(r"\b(https?://(?:hooks\.slack\.com/(?:services|workflows|t
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
 # a PEM private key: the whole block, or (when lines are redacted one at a time) its body lines
 _PEM_BLOCK = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY)-----[\s\S]*?(?:-----END (?P=kind)-----|\Z)")
-_PEM_LINE = re.compile(r"^[ \t]*(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
-                       r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}[ \t]*$", re.MULTILINE)
+# ... or one such line quoted elsewhere (a parser's warning quotes the line it could not read):
+# a run of 40+ base64 characters with all four kinds (+ or /, digit, lower, upper), not a path
+# (a run starting with '/'); tried only where a run starts, so linear
+_PEM_LINE = re.compile(r"(?<![A-Za-z0-9+/=])(?!/)(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
+                       r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}")
 _KNOWN_TOKENS = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
     r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|nvapi-[A-Za-z0-9_\-]{30,}|sk-[A-Za-z0-9_\-]{32,}"
@@ -230,6 +233,33 @@ def _short_p(text: str) -> str:
 
         pieces[i] = head + _SHORT_P.sub(one, tail)
     return "".join(pieces)
+
+
+_TOKEN_SPLIT = re.compile(r"[\s=:@'\"]+")
+
+
+def mask_quoted(message: str, line: str) -> str:
+    """``message`` (which may quote ``line`` cut short) with every secret of ``line`` masked,
+    including the cut remnant of one at its end: the parts of the line the redactor masks, and
+    their longest prefix (6 characters or more) found in the message.
+
+    >>> mask_quoted("bad entry: 'DATABASE_URL=https://bob:p@ssPLNT1234'", "DATABASE_URL=https://bob:p@ssPLNT1234567@db/x")
+    "bad entry: 'DATABASE_URL=https://bob:<redacted>@<redacted>'"
+    >>> mask_quoted("bad line 'vm.x = 1'", "vm.x = 1")
+    "bad line 'vm.x = 1'"
+    """
+    if not line or _HINT.search(line) is None:
+        return message
+    masked = redact_text(line)
+    if masked == line:
+        return message
+    kept = set(_TOKEN_SPLIT.split(masked))
+    for token in sorted(set(_TOKEN_SPLIT.split(line)) - kept, key=len, reverse=True):
+        for k in range(len(token), 5, -1):
+            if token[:k] in message:
+                message = message.replace(token[:k], REDACTED)
+                break
+    return redact_text(message)
 
 
 def redact_lines(lines: list[str]) -> list[str]:

@@ -376,3 +376,36 @@ def test_a_raising_comparison_costs_the_comparison_only(monkeypatch):
     warnings: list[str] = []
     assert compare([], [], warnings) == ([], [])
     assert "bad pair" in warnings[0]
+
+
+# -- the hostile bench, small (tests/bench/bench_hostile.py runs it at scale) ----------------------
+
+
+def _bench(monkeypatch, **kw):
+    import argparse
+    import signal
+
+    from tests.bench import bench_hostile
+
+    monkeypatch.setenv("CLUSTERDX_BENCH_CANARY", bench_hostile.CANARY)
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        opts = dict(inputs=40, batch=40, seed=7, timeout=120.0, no_redact=False) | kw
+        return bench_hostile.inprocess(argparse.Namespace(**opts))
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
+def test_hostile_batch_through_the_whole_pipeline(monkeypatch):
+    """A folder of mutated real outputs with planted secrets, links out of it, a FIFO, a hostile
+    archive and a ticket configuration, through ingestion, rules, ranking and every explainer."""
+    c = _bench(monkeypatch)
+    assert c.inputs >= 40 and c.planted > 0
+    assert (c.crashes, c.hangs, c.missing, c.leaks, c.outside_reads, c.ticket_config) == (0, 0, 0, 0, 0, 0), c.examples
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
+def test_hostile_bench_counts_leaks_when_nothing_is_redacted(monkeypatch):
+    c = _bench(monkeypatch, inputs=15, batch=15, seed=3, no_redact=True)
+    assert c.planted > 0 and c.leaks > 0

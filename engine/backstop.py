@@ -110,6 +110,10 @@ def supervised(work: Callable[[], Outcome], fallback: Callable[[str], Outcome],
             if not chunk:
                 break
             chunks.append(chunk)
+    except BaseException:  # Ctrl-C here: the child is in its own session and would run on
+        _kill_group(pid)
+        os.waitpid(pid, 0)
+        raise
     finally:
         os.close(rfd)
     if why:

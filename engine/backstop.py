@@ -51,13 +51,14 @@ def _outcome_of(work: Callable[[], Outcome]) -> Outcome:
     sys.stderr = err
     try:
         out = work()
-    except SystemExit as exc:  # typer.Exit is click's Exit, a RuntimeError; SystemExit from sys.exit
+    except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         out = Outcome("", code)
     except BaseException as exc:  # noqa: BLE001 -- everything must reach the parent
-        exit_code = getattr(exc, "exit_code", None)
-        if isinstance(exit_code, int) and type(exc).__name__ == "Exit":
-            out = Outcome("", exit_code)
+        # typer.Exit and click's Exit (separate classes, neither a SystemExit) carry exit_code
+        code = getattr(exc, "exit_code", None)
+        if type(exc).__name__ == "Exit" and isinstance(code, int):
+            out = Outcome("", code)
         else:
             err.write(traceback.format_exc())
             out = Outcome("", 1)

@@ -250,18 +250,30 @@ def _coerce_scope(scope: str | Scope | None) -> Scope | None:
                      f"{', '.join(s.value for s in Scope)}")
 
 
+#: characters of a first line shown in a record (after redaction)
+FIRST_LINE_CHARS = 120
+#: characters of it kept until then: a secret cut in two no longer looks like one, so the cut to
+#: FIRST_LINE_CHARS comes after the redactor has seen the line whole (up to here)
+_FIRST_LINE_KEPT = 4096
+
+
 def _first_nonempty(lines: Sequence[str]) -> str:
     for ln in lines:
         s = ln.strip()
         if s:
-            return s[:120]
+            return s[:_FIRST_LINE_KEPT]
     return ""
+
+
+def _shown_first(first: str, redact: bool) -> str:
+    """A first line as a record shows it: redacted, then cut."""
+    return (redact_text(first) if redact else first)[:FIRST_LINE_CHARS]
 
 
 def _binary_preview(data: bytes) -> str:
     # line breaks and tabs become spaces, so a NAME=secret pair after one still reads as a pair
     # to the redactor
-    head = data[:120]
+    head = data[:_FIRST_LINE_KEPT]
     return "".join(chr(b) if 32 <= b < 127 else " " if b in (9, 10, 13) else "." for b in head)
 
 
@@ -310,7 +322,7 @@ def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
     return rec.model_copy(update=dict(
         path=printable(rec.path, keep_newlines=False),
         command=text(rec.command) if rec.command is not None else None,
-        first_line=text(rec.first_line),
+        first_line=text(rec.first_line)[:FIRST_LINE_CHARS],  # redacted whole, then cut
         reason=text(rec.reason),
         node=printable(rec.node, keep_newlines=False),
         warnings=[InputWarning(line=w.line, message=text(w.message)) for w in warnings],
@@ -884,7 +896,7 @@ class _Run:
                 reason = "no format matched"
                 if top is not None and top[1] > 0:
                     reason += f"; best guess {top[0].name} ({top[1]:.2f})"
-                reason += f"; first line: {first!r}"
+                reason += f"; first line: {_shown_first(first, doc.redact)!r}"
             return finish(format=None, confidence=round(top[1], 4) if top else 0.0,
                           status="unrecognized", reason=reason)
 
@@ -932,7 +944,7 @@ class _Run:
         if prose is not None:
             return self._prose_record(prose, finish, warnings, "; ".join(declined))
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
-                      reason="; ".join(declined) + f"; first line: {first!r}")
+                      reason="; ".join(declined) + f"; first line: {_shown_first(first, doc.redact)!r}")
 
     def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
                       why: str) -> InputRecord:

@@ -236,25 +236,42 @@ def _short_p(text: str) -> str:
 
 
 _TOKEN_SPLIT = re.compile(r"[\s=:@'\"]+")
+#: characters of a document searched for secrets to mask in its warnings (see secret_tokens)
+SECRET_SCAN_CHARS = 8 << 20
 
 
-def mask_quoted(message: str, line: str) -> str:
-    """``message`` (which may quote ``line`` cut short) with every secret of ``line`` masked,
-    including the cut remnant of one at its end: the parts of the line the redactor masks, and
-    their longest prefix (6 characters or more) found in the message.
+def secret_tokens(lines: list[str], limit: int = SECRET_SCAN_CHARS) -> list[str]:
+    """The words of ``lines`` that the redactor masks (6 characters or more), longest first:
+    what a message quoting a cut of one of these lines must not show. The first ``limit``
+    characters are searched, lines that may hold a secret only.
 
-    >>> mask_quoted("bad entry: 'DATABASE_URL=https://bob:p@ssPLNT1234'", "DATABASE_URL=https://bob:p@ssPLNT1234567@db/x")
-    "bad entry: 'DATABASE_URL=https://bob:<redacted>@<redacted>'"
-    >>> mask_quoted("bad line 'vm.x = 1'", "vm.x = 1")
-    "bad line 'vm.x = 1'"
+    >>> secret_tokens(["vm.swappiness = 60", "export HF_TOKEN=hf_s3cretvalue0"])
+    ['hf_s3cretvalue0']
     """
-    if not line or _HINT.search(line) is None:
-        return message
-    masked = redact_text(line)
-    if masked == line:
-        return message
-    kept = set(_TOKEN_SPLIT.split(masked))
-    for token in sorted(set(_TOKEN_SPLIT.split(line)) - kept, key=len, reverse=True):
+    found: set[str] = set()
+    seen = 0
+    for line in lines:
+        seen += len(line)
+        if seen > limit:
+            break
+        if _HINT.search(line) is None:
+            continue
+        masked = redact_text(line)
+        if masked != line:
+            found |= {t for t in set(_TOKEN_SPLIT.split(line)) - set(_TOKEN_SPLIT.split(masked)) if len(t) >= 6}
+    return sorted(found, key=len, reverse=True)
+
+
+def mask_tokens(message: str, tokens: list[str]) -> str:
+    """``message`` with each of ``tokens`` (see :func:`secret_tokens`) masked, or the longest
+    prefix of one (6 characters or more) that a cut left in it, then redacted as text.
+
+    >>> mask_tokens("bad entry: 'DATABASE_URL=https://bob:p@ssPLNT1234'", ["ssPLNT1234567"])
+    "bad entry: 'DATABASE_URL=https://bob:<redacted>@<redacted>'"
+    """
+    for token in tokens:
+        if token[:6] not in message:
+            continue
         for k in range(len(token), 5, -1):
             if token[:k] in message:
                 message = message.replace(token[:k], REDACTED)

@@ -13,6 +13,27 @@ from typing import List, Optional
 os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer  # noqa: E402
+import typer.core  # noqa: E402
+
+# typer prints an argument's Python type beside its metavar ('PATH... <list[Path]>'); the
+# metavar and the help already say what to give
+typer.core.TyperArgument.display_type_rich = lambda self, ctx: ""  # type: ignore[method-assign]
+
+#: an option's Python type, as help shows it, -> the word a user reads instead
+_READABLE = {"<path>": "PATH", "<int range>": "N", "<int>": "N", "<float range>": "NUMBER", "<float>": "NUMBER",
+             "<str>": "TEXT", "<list[int]>": "N", "<list[str]>": "TEXT", "<list[Path]>": "PATH"}
+_option_type = typer.core.TyperOption.display_type_rich
+
+
+def _readable_option_type(self, ctx):  # type: ignore[no-untyped-def]
+    shown = _option_type(self, ctx)
+    return _READABLE.get(str(shown), shown) if self.metavar is None else shown
+
+
+typer.core.TyperOption.display_type_rich = _readable_option_type  # type: ignore[method-assign]
+
+#: -h as well as --help everywhere, and room for a command's whole first sentence in listings
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 app = typer.Typer(
     name="clusterdx",
@@ -21,10 +42,31 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
     add_completion=False,
+    context_settings=CONTEXT,
 )
-kb_app = typer.Typer(help="Work on the knowledge base: lint, test, list.", no_args_is_help=True,
-                     rich_markup_mode=None)
+kb_app = typer.Typer(help="Work on the knowledge base: lint, test, eval, list, show, graph, new.",
+                     no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT)
 app.add_typer(kb_app, name="kb")
+
+#: what --scope accepts (facts.base.Scope)
+SCOPES = ("host", "container", "vm-guest", "hypervisor", "unknown")
+#: output file extension -> report format, when -o is given without -f
+EXTENSIONS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
+              ".txt": "text"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from clusterdx import __version__
+
+        typer.echo(f"clusterdx {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Explain why a GPU training cluster is slower than its reference, and what to change."""
 
 
 class ExitStatus(enum.IntEnum):
@@ -53,8 +95,49 @@ class ReportFormat(str, enum.Enum):
 def _emit(text: str, output: Optional[Path]) -> None:
     if output is None:
         sys.stdout.write(text)
-    else:
+        return
+    try:
         output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}", ExitStatus.USAGE) from None
+    typer.echo(f"clusterdx: wrote {output}", err=True)
+
+
+def check_output(output: Optional[Path]) -> None:
+    """Refuse an output path that cannot be written before any work is done."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise _fail(f"{output} is a folder; give a file name (-o {output / 'report.md'})", ExitStatus.USAGE)
+    parent = output.parent if str(output.parent) else Path(".")
+    if not parent.is_dir():
+        raise _fail(f"cannot write {output}: no folder {parent}", ExitStatus.USAGE)
+    if not os.access(parent, os.W_OK):
+        raise _fail(f"cannot write {output}: folder {parent} is not writable", ExitStatus.USAGE)
+
+
+def output_format(fmt: Optional[str], output: Optional[Path], choices: "tuple[str, ...]", default: str = "text") -> str:
+    """-f when given, else the format the output file's extension names, else ``default``."""
+    if fmt is not None:
+        return fmt
+    if output is not None:
+        guessed = EXTENSIONS.get(output.suffix.lower())
+        if guessed in choices:
+            return guessed
+    return default
+
+
+def check_scope(scope: Optional[str]) -> None:
+    if scope is not None and scope not in SCOPES:
+        raise _fail(f"unknown scope {scope!r}; choose one of {', '.join(SCOPES)}", ExitStatus.USAGE)
+
+
+def reference_error(exc: Exception) -> "typer.Exit":
+    """A --reference that names no known system or a file that is not valid YAML, in one line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return _fail(f"bad --reference: {problem}{where}", ExitStatus.USAGE)
 
 
 #: --timeout of diagnose, triage and check (seconds; 0: no limit); see clusterdx.facts.deadline
@@ -66,6 +149,10 @@ def _finish(outcome, output: Optional[Path]) -> None:
     """Print a supervised run's outcome (see clusterdx.engine.backstop) and exit with its code."""
     if outcome.stderr:
         sys.stderr.write(outcome.stderr)
+    if outcome.error:  # as main() reports an unexpected error: one line, the traceback on request
+        if os.environ.get("CLUSTERDX_DEBUG"):
+            sys.stderr.write(outcome.traceback)
+        typer.echo(f"clusterdx: internal error: {outcome.error} (set CLUSTERDX_DEBUG=1 for the traceback)", err=True)
     if outcome.text:
         _emit(outcome.text, output)
     if outcome.exit_code:
@@ -126,24 +213,33 @@ def _load_kb(dirs: Optional[List[Path]] = None):
 
 @app.command()
 def diagnose(
-    paths: List[Path] = typer.Argument(None, help="Files, folders or archives of one node (none: this machine)."),
-    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
+    paths: List[Path] = typer.Argument(None, metavar="[PATH]...",
+                                       help="Files, folders or archives of one node (none: this machine)."),
+    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b", metavar="PATH",
                                                   help="A known-good bundle of the same job to compare with."),
-    fmt: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    node: Optional[str] = typer.Option(None, "--node", help="Name of the node the inputs come from."),
-    scope: Optional[str] = typer.Option(None, "--scope", help="host, container, vm-guest or hypervisor."),
+    fmt: Optional[ReportFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html",
+                                               help="Output format (default: from the -o extension, else text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                          help="Write the report to this file."),
+    node: Optional[str] = typer.Option(None, "--node", metavar="NAME", help="Name of the node the inputs come from."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="SCOPE",
+                                        help="host, container, vm-guest or hypervisor."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every score term and warning."),
-    fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0,
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Show every remediation step, fact, score term and warning."),
+    show_all: bool = typer.Option(False, "--all", "-a",
+                                  help="List every rule that was not evaluated, with what it needs."),
+    fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0, metavar="0..1",
                                             help="Exit 4 when a hypothesis reaches this confidence."),
-    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
-    reference: Optional[str] = typer.Option(None, "--reference",
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="Site configuration file."),
+    reference: Optional[str] = typer.Option(None, "--reference", metavar="NAME|FILE",
                                             help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
     interactive: bool = typer.Option(False, "--interactive", "-i",
                                      help="Guided session: propose probes and questions, re-rank after each answer."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue an interactive session saved with 's'."),
-    timeout: float = typer.Option(300.0, "--timeout", min=0.0, help=TIMEOUT_HELP + " Not used with --interactive."),
+    resume: Optional[Path] = typer.Option(None, "--resume", metavar="FILE",
+                                          help="Continue an interactive session saved with 's'."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS",
+                                  help=TIMEOUT_HELP + " Not used with --interactive."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
     from clusterdx.engine.backstop import Outcome, fallback_report, supervised
@@ -152,6 +248,9 @@ def diagnose(
     from clusterdx.facts.deadline import Deadline
 
     redact = not no_redact
+    check_scope(scope)
+    check_output(output)
+    fmt_name = output_format(fmt.value if fmt is not None else None, output, tuple(f.value for f in ReportFormat))
     if (interactive or resume is not None) and not sys.stdin.isatty():
         raise _fail("--interactive needs a terminal on stdin; for scripts run diagnose without it "
                     "(add --format json or markdown)", ExitStatus.USAGE)
@@ -170,11 +269,13 @@ def diagnose(
         except SessionError as exc:
             raise _fail(str(exc), ExitStatus.USAGE) from None
         raise typer.Exit(run_session(session, kb=kb, site=site))
+    import yaml
+
     from clusterdx.facts.reference import ReferenceError
 
     deadline = Deadline(timeout)
-    options = {"verbose": verbose}
-    if fmt == ReportFormat.text and output is None:
+    options = {"verbose": verbose, "show_all": show_all}
+    if fmt_name == "text" and output is None:
         options["color"] = sys.stdout.isatty()
 
     def work() -> Outcome:
@@ -183,15 +284,15 @@ def diagnose(
         base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
         try:
             report = run(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
-        except ReferenceError as exc:
-            raise _fail(str(exc), ExitStatus.USAGE) from None
+        except (ReferenceError, yaml.YAMLError) as exc:
+            raise reference_error(exc) from None
         failed = fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses)
-        return Outcome(renderer(fmt.value)(report, **options), int(ExitStatus.FAIL_ON) if failed else 0)
+        return Outcome(renderer(fmt_name)(report, **options), int(ExitStatus.FAIL_ON) if failed else 0)
 
     def stopped(why: str) -> Outcome:
         report = fallback_report(kb, [str(p) for p in paths or []], [str(p) for p in baseline or []], deadline,
                                  why, redact)
-        return Outcome(renderer(fmt.value)(report, **options))
+        return Outcome(renderer(fmt_name)(report, **options))
 
     _finish(supervised(work, stopped, deadline), output)
 
@@ -260,6 +361,13 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:  # the one error exit: no traceback reaches a user
+        if os.environ.get("CLUSTERDX_DEBUG"):
+            raise
+        first = (str(exc).splitlines() or [""])[0][:200]
+        typer.echo(f"clusterdx: internal error: {type(exc).__name__}: {first} "
+                   "(set CLUSTERDX_DEBUG=1 for the traceback)", err=True)
+        sys.exit(int(ExitStatus.INTERNAL_ERROR))
 
 
 if __name__ == "__main__":

@@ -34,8 +34,11 @@ class Outcome:
     #: what the command prints (stdout, or the -o file)
     text: str
     exit_code: int = 0
-    #: what the work wrote to stderr (messages, a traceback)
+    #: what the work wrote to stderr (its messages)
     stderr: str = ""
+    #: an unexpected error in the work: one line (``Type: message``) and its traceback
+    error: str = ""
+    traceback: str = ""
 
 
 def grace_s(deadline: Deadline) -> float:
@@ -60,8 +63,8 @@ def _outcome_of(work: Callable[[], Outcome]) -> Outcome:
         if type(exc).__name__ == "Exit" and isinstance(code, int):
             out = Outcome("", code)
         else:
-            err.write(traceback.format_exc())
-            out = Outcome("", 1)
+            first = (str(exc).splitlines() or [""])[0][:200]
+            out = Outcome("", 1, error=f"{type(exc).__name__}: {first}", traceback=traceback.format_exc())
     finally:
         sys.stderr = saved
     out.stderr = err.getvalue() + out.stderr

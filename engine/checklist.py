@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
+from clusterdx.engine.applicability import not_applicable_to
 from clusterdx.engine.kb import KnowledgeBase
 from clusterdx.engine.weights import CHECK_FAIL
 
@@ -42,29 +43,6 @@ class Item:
     missing: list[str] = field(default_factory=list)
     probes: list[str] = field(default_factory=list)
     mandatory: bool = False
-
-
-def _fact_values(facts: Sequence[Any], fact_type: str, fld: str) -> set[str]:
-    return {str(getattr(f, fld)) for f in facts if f.fact_type == fact_type and getattr(f, fld, None) not in (None, "")}
-
-
-def _not_applicable(gates: dict[str, list[str]], facts: Sequence[Any]) -> str:
-    """A reason when facts contradict the cause's gates; '' when it may apply or nothing tells."""
-    for gate, allowed in gates.items():
-        allowed_l = {a.lower() for a in allowed}
-        if gate == "arch":
-            seen = _fact_values(facts, "cpu.info", "arch") | _fact_values(facts, "cpu.info", "isa")
-            if seen and not ({s.lower() for s in seen} & allowed_l):
-                return f"the node's CPU architecture is {', '.join(sorted(seen))}"
-        if gate == "virtualization":
-            roles = _fact_values(facts, "platform.virtualization", "role")
-            hv = (_fact_values(facts, "platform.virtualization", "hypervisor")
-                  | _fact_values(facts, "cpu.info", "hypervisor_vendor")) - {"none", "unknown", ""}
-            if roles and "guest" in allowed_l and roles <= {"bare-metal"} and not hv:
-                return "the node is bare metal (systemd-detect-virt)"
-            if allowed_l <= {"bare-metal", "none"} and ("guest" in roles or hv):
-                return f"the node is a virtual machine ({', '.join(sorted(hv)) or 'guest'})"
-    return ""
 
 
 def build(kb: KnowledgeBase, report: Any, facts: Sequence[Any], mandatory: Sequence[str] = ()) -> list[Item]:
@@ -91,7 +69,7 @@ def build(kb: KnowledgeBase, report: Any, facts: Sequence[Any], mandatory: Seque
         waiting = [rid for rid in not_eval if any(e.node == node.id for e in kb.rules[rid].evidence)]
         missing = sorted({m for rid in waiting for m in not_eval[rid].missing})
         probes = sorted({p.command for rid in waiting for p in not_eval[rid].probes})
-        na = _not_applicable(node.applies_to, facts)
+        na = not_applicable_to(node.applies_to, facts)
         item = Item(node.id, node.title, node.layer or "", list(node.seed), "not checked", "",
                     h.confidence if h else None, sorted(set(supports)), missing, probes, node.id in mandatory)
         if h is not None and supports and (firm or h.confidence >= CHECK_FAIL):

@@ -11,13 +11,15 @@ from typing import Any, Sequence
 from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
+from clusterdx.engine.applicability import role_fit
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
-from clusterdx.engine.site import SiteConfig
+from clusterdx.engine.remedy import evidence_values, render_step
+from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, Gap, Hypothesis, Incomplete, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
-    Report, RuleOutcomeOut, StepOut, TermOut, ToolInfo, VerificationOut,
+    Report, RuleOutcomeOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
@@ -115,17 +117,18 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
 
     kb = kb or load_kb()
     deadline = deadline or NO_DEADLINE
+    site = site or SiteConfig()
+    params = rule_params(kb, site)
     ref = select(reference, target.facts)
     derive_warnings: list[str] = []
-    facts = derive_all(target.facts, ref, derive_warnings, deadline)
-    facts = facts + cross_node_facts(facts)
+    facts = derive_all(target.facts, ref, derive_warnings, params, deadline)
+    facts = facts + cross_node_facts(facts, params=params)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts, ref, derive_warnings, deadline)
+        base_facts = derive_all(baseline.facts, ref, derive_warnings, params, deadline)
         extra, diffs = compare(facts, base_facts, derive_warnings)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
-    site = site or SiteConfig()
     engine = engine_for(kb, site)
     results, warnings = engine.evaluate(facts, deadline)
     warnings = site_warnings(kb, site) + derive_warnings + warnings
@@ -142,7 +145,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     assert graph is not None  # load_kb refuses a KB whose graph did not build
     # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
     bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
-    scored = score(graph, refs, bound, site.priors)
+    scored = score(graph, refs, bound, site.priors, role_fit(kb.nodes, facts))
     listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status)
                   for rank, (s, status) in enumerate(listed, 1)]
@@ -180,11 +183,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         node_aliases=dict(target.aliases),
         inputs=inputs,
         hypotheses=hypotheses,
-        not_evaluated=_not_evaluated(kb, results),
+        not_evaluated=_not_evaluated(kb, results, known),
         next_probes=[_probe_out(kb, s) for s in suggestions],
         gap=gap,
         differences=differences,
-        rules=[RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome) for r in results],
+        rules=[_outcome_out(kb, r) for r in results],
         warnings=warnings,
         redacted=redact,
         site=site.summary() if site.path else None,
@@ -210,7 +213,8 @@ def incomplete_out(deadline: Deadline) -> Incomplete | None:
 GENERIC_NODES = {"node", "unknown", "test-node", ""}
 
 
-def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3) -> list[Fact]:
+def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3,
+                     params: dict[str, dict[str, Any]] | None = None) -> list[Fact]:
     """Outliers and drift among the nodes of one diagnosis, when its inputs name several hosts
     (a bundle per node under one folder, per-rank logs from a whole job): the same facts
     ``clusterdx fleet`` derives, so a straggler or a drifted node is named here too."""
@@ -224,7 +228,7 @@ def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3) -> list[Fact]:
         return []
     out: list[Fact] = []
     values = {n: outliers.node_metrics(fs) for n, fs in by_node.items()}
-    for group in outliers.outlier_facts(outliers.find_outliers(values)).values():
+    for group in outliers.outlier_facts(outliers.find_outliers(values, params=params)).values():
         out.extend(group)
     configs = {n: drift.node_config(fs) for n, fs in by_node.items()}
     for group in drift.drift_facts(drift.find_drift(configs)).values():
@@ -360,6 +364,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
             ev = _evidence_out(kb, result, idx)
         (supporting if t.delta > 0 else refuting).append(ev)
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
+    values = evidence_values(supporting)
     return Hypothesis(
         id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
         confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
@@ -368,8 +373,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         score=[_term_out(t, by_key) for t in s.terms],
         causal_path=graph.path_to_top(s.cause),
         remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
-                                    tradeoff=r.tradeoff.strip(), steps=[StepOut(text=st.text.strip(), command=st.command)
-                                                                        for st in r.steps],
+                                    tradeoff=r.tradeoff.strip(), steps=[render_step(st, values) for st in r.steps],
                                     verify=r.verify.strip(), rollback=r.rollback.strip()) for r in remediations],
         verification=[VerificationOut(**v.model_dump()) for v in node.verification],
         references=list(node.references),
@@ -394,7 +398,32 @@ def _probe_out(kb: KnowledgeBase, s: Any) -> ProbeSuggestion:
                            separates=list(s.separates) if s.separates else [])
 
 
-def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEvaluated]:
+def _outcome_out(kb: KnowledgeBase, r: RuleResult) -> RuleOutcomeOut:
+    rule = kb.rules.get(r.rule_id)
+    if rule is None:
+        return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome)
+    layer = next((t.split(".", 1)[1] for t in rule.tags if t.startswith("layer.")), "")
+    detector = any(e.effect == "supports" for e in rule.evidence)
+    passed = r.outcome == "refuted" or (r.outcome == "silent" and detector)
+    return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome, title=rule.title, layer=layer, passed=passed)
+
+
+def _probes_for(kb: KnowledgeBase, fact_type: str) -> list[Any]:
+    """Probes that yield ``fact_type``, or for a derived fact the probes of what it is derived from."""
+    from clusterdx.facts.derive import SOURCES
+
+    direct = kb.probes_for(fact_type)
+    if direct:
+        return direct
+    out: list[Any] = []
+    for source in sorted(SOURCES.get(fact_type, ())):
+        out += [p for p in kb.probes_for(source) if p not in out]
+    return out
+
+
+def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult], facts: Sequence[Fact] = ()) -> list[NotEvaluated]:
+    from clusterdx.engine.applicability import rule_not_applicable
+
     out = []
     for r in results:
         if r.outcome != "not_evaluated":
@@ -402,11 +431,12 @@ def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult]) -> list[NotEval
         rule = kb.rules[r.rule_id]
         probes: list[ProbeOut] = []
         for pat in r.missing:
-            for p in kb.probes_for(pat.fact_type):
+            for p in _probes_for(kb, pat.fact_type):
                 po = ProbeOut(id=p.id, title=p.title, command=p.command, where=list(p.where),
                               needs_root=p.needs_root, duration_s=p.duration_s)
                 if po not in probes:
                     probes.append(po)
         out.append(NotEvaluated(rule=rule.id, title=rule.title, nodes=sorted({e.node for e in rule.evidence}),
-                                missing=[describe_requirement(p) for p in r.missing], probes=probes))
+                                missing=[describe_requirement(p) for p in r.missing], probes=probes,
+                                not_applicable=rule_not_applicable(rule, kb, facts)))
     return out

@@ -160,7 +160,7 @@ def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: D
     from clusterdx.engine.diagnose import engine_for
 
     from clusterdx.engine.kb import load_kb
-    from clusterdx.engine.site import SiteConfig
+    from clusterdx.engine.site import SiteConfig, rule_params
 
     key = tuple(kb_dirs or ())
     kb = _STATE.get("kb") if _STATE.get("kb_key") == key else None  # inherited from the parent (fork)
@@ -570,7 +570,7 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
     from clusterdx import __version__
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.report import ToolInfo
-    from clusterdx.engine.site import SiteConfig
+    from clusterdx.engine.site import SiteConfig, rule_params
 
     started = time.perf_counter()
     dirs = [str(d) for d in kb_dirs] if kb_dirs else None
@@ -592,7 +592,8 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
                 for r in rs:
                     nodes[r.node] = r
         live = {n: r for n, r in nodes.items() if r.status in ("ok", "partial")}
-        outliers = outliers_mod.find_outliers({n: r.metrics for n, r in live.items()})
+        outliers = outliers_mod.find_outliers({n: r.metrics for n, r in live.items()},
+                                              params=rule_params(kb, site))
         drifts = drift_mod.find_drift({n: r.config for n, r in live.items()})
         extra: dict[str, list[Fact]] = {}
         for d in (outliers_mod.outlier_facts(outliers), drift_mod.drift_facts(drifts)):

@@ -315,6 +315,7 @@ def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
             if target not in kb.nodes:
                 _problem_at(kb, "Remediation", rem.id, ("addresses", i), "KB201",
                             f"unknown graph node {target!r}", did_you_mean(target, kb.nodes))
+        _check_step_values(kb, rem)
     for q in kb.questions.values():
         for i, node_id in enumerate(q.about):
             if node_id not in kb.nodes:
@@ -330,6 +331,30 @@ def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
             if ft not in fact_types:
                 _problem_at(kb, "Probe", probe.id, ("yields", i), "KB209", f"unknown fact type {ft!r}",
                             did_you_mean(ft, fact_types))
+
+
+def _check_step_values(kb: KnowledgeBase, rem: Remediation) -> None:
+    """A step's named values: each used by a command (KB601), and each supplied by the ``data`` of
+    some rule that supports a cause the remediation addresses (KB602), else it always prints as
+    its placeholder."""
+    supplied = {key for r in kb.rules.values() for e in r.evidence
+                if e.effect == "supports" and e.node in rem.addresses for key in r.data}
+    for i, step in enumerate(rem.steps):
+        commands = [step.command] + [v.command for v in step.variants] + [a.command for a in step.alternatives]
+        for name in step.values:
+            if not any("{" + name + "}" in c for c in commands):
+                _problem_at(kb, "Remediation", rem.id, ("steps", i, "values", name), "KB601",
+                            f"value {name!r} is declared but no command of the step names {{{name}}}")
+            if name not in supplied:
+                _problem_at(kb, "Remediation", rem.id, ("steps", i, "values", name), "KB602",
+                            f"no rule supporting {', '.join(rem.addresses)} supplies {name!r} in its data; "
+                            "the command always shows the placeholder", severity="warning")
+        for j, variant in enumerate(step.variants):
+            for name in variant.when:
+                if name not in supplied:
+                    _problem_at(kb, "Remediation", rem.id, ("steps", i, "variants", j, "when", name), "KB602",
+                                f"no rule supporting {', '.join(rem.addresses)} supplies {name!r} in its data; "
+                                "the variant never applies", severity="warning")
 
 
 def _check_template(kb: KnowledgeBase, rule: Rule, path: tuple, template: str, fact_types: dict) -> None:

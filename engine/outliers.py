@@ -5,11 +5,15 @@ the fields that name what was measured within a node, and which direction is bad
 contributes one value per key; across nodes the median and the median absolute deviation (MAD)
 give a robust centre and spread, and a node is flagged when
 
-* its robust z-score ``0.6745 * (x - median) / MAD`` reaches :data:`Z_LIMIT` in the bad direction
+* its robust z-score ``0.6745 * (x - median) / MAD`` reaches ``z_limit`` in the bad direction
   (MAD is floored at ``mad_floor_rel * |median|`` or ``mad_floor_abs`` so identical peers do not
   turn a rounding difference into an infinite score), and
 * it differs from the median by at least ``min_rel`` (relative) or ``min_abs`` (when the median is 0),
-* and at least :data:`MIN_PEERS` nodes report the metric.
+* and at least ``min_peers`` nodes report the metric.
+
+``z_limit`` and ``min_peers`` are the parameters ``min_score`` and ``min_peers`` of the rule
+``fleet-throughput-outlier`` (Iglewicz and Hoaglin's 3.5, four nodes): one number each, so a site
+that overrides them changes which nodes are outliers, not only which outliers the rule reads.
 
 Each node's values are extracted in the worker that diagnosed it (:func:`node_metrics`, small and
 cheap to send back); :func:`find_outliers` compares them. Fact types a fleet did not collect are
@@ -30,11 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from clusterdx.facts.base import Fact
-
-#: robust z-score from which a node counts as an outlier (Iglewicz and Hoaglin's 3.5)
-Z_LIMIT = 3.5
-#: fewest nodes reporting a metric for a comparison to mean anything
-MIN_PEERS = 4
+from clusterdx.facts.derive.thresholds import OUTLIER_PEERS, OUTLIER_SCORE, Params, value
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,11 @@ def node_metrics(facts: Sequence[Fact]) -> NodeValues:
 _BY_NAME = {m.name: m for m in METRICS}
 
 
-def find_outliers(values: Mapping[str, NodeValues], *, z_limit: float = Z_LIMIT,
-                  min_peers: int = MIN_PEERS) -> list[Outlier]:
-    """Outliers among ``values`` (node -> its metric values), ordered by metric, key, score."""
+def find_outliers(values: Mapping[str, NodeValues], *, params: Params | None = None) -> list[Outlier]:
+    """Outliers among ``values`` (node -> its metric values), ordered by metric, key, score;
+    ``params`` the rule parameters in force (the shipped defaults when None)."""
+    z_limit = float(value(OUTLIER_SCORE, params))
+    min_peers = int(value(OUTLIER_PEERS, params))
     series: dict[tuple[str, str], dict[str, tuple[float, str]]] = {}
     for node, vals in values.items():
         for mk, v in vals.items():

@@ -27,12 +27,14 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    :data:`~clusterdx.engine.weights.CONFIDENCE_BAND` (0.2) wide: 0.6-0.8, 0.4-0.6, 0.2-0.4,
    0-0.2. Inside a band the larger expected share comes first, then the higher confidence, then
    the id. So a broad, expensive cause at 0.3 never outranks a cheap one at 0.9.
-8. Reported causes (:func:`reportable`) have direct support or reach
-   :data:`~clusterdx.engine.weights.REPORT_MIN`. When no reported cause has evidence of its own
-   (only symptoms or shared mechanisms were seen, such as low bus bandwidth that many causes can
-   produce), the causes the evidence lifted most are listed too, below the reported ones and
-   marked as *candidates* (:func:`candidates`): the answer is then "one of these, and this probe
-   separates them", never an empty list.
+8. Reported causes (:func:`reportable`) have direct support, or reach
+   :data:`~clusterdx.engine.weights.REPORT_MIN` and at least twice their prior through downstream
+   evidence. The other causes the evidence lifted (a symptom or shared mechanism they could
+   produce, such as low bus bandwidth or a hang on PCIe GPUs) are listed below the reported ones,
+   most lifted first, marked as *candidates* (:func:`candidates`): the answer is then "one of
+   these, and this probe separates them", never an empty list, and a cheap lead that a supported
+   but broad cause would hide stays visible. Once a cause with its own evidence reaches
+   :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the symptoms and no candidates are listed.
 
 Every term that moves a score is kept (:class:`Term`) so an explainer can show the arithmetic.
 """
@@ -95,8 +97,14 @@ def _prior(node: Node, overrides: dict[str, str] | None = None) -> float:
 
 
 def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None = None,
-          priors: dict[str, str] | None = None) -> list[Scored]:
-    """Score every root cause; return them best first. ``priors`` are site overrides (words)."""
+          priors: dict[str, str] | None = None, fit: dict[str, float] | None = None) -> list[Scored]:
+    """Score every root cause; return them best first. ``priors`` are site overrides (words).
+
+    ``fit`` (step 4a): how well each cause's platform gates fit the node, 0..1
+    (:func:`clusterdx.engine.applicability.role_fit`); it scales the cause's share of support on
+    downstream nodes, so a VM-only cause takes little of a symptom seen on bare metal and a part
+    of it when the role is unknown. Direct evidence is not scaled (its rule decided)."""
+    fit = fit or {}
     nodes = graph.nodes
     causes = graph.root_causes()
     direct: dict[str, float] = {}
@@ -105,7 +113,7 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
         for ev in evidence:
             if ev.node == cause:
                 lo += strength_llr(ev.strength) * (1 if ev.effect == "supports" else -1)
-        direct[cause] = sigmoid(lo)
+        direct[cause] = sigmoid(lo) * fit.get(cause, 1.0)
 
     seen = {ev.node for ev in evidence if ev.effect == "supports"}
     results: list[Scored] = []
@@ -155,8 +163,12 @@ def order_key(s: Scored) -> tuple:
 
 
 def reportable(scored: list[Scored]) -> list[Scored]:
-    """Causes worth listing: supported by some evidence and not negligible."""
-    return [s for s in scored if s.supported and (s.has_direct_support or s.confidence >= REPORT_MIN)]
+    """Causes worth listing as supported: evidence of their own, or lifted to :data:`REPORT_MIN`
+    by downstream evidence (a share of a symptom) well above their prior. A cause whose
+    confidence is mostly its prior (a common cause nudged by a symptom anyone could explain) is
+    a candidate, not a finding."""
+    return [s for s in scored if s.supported and (
+        s.has_direct_support or (s.confidence >= REPORT_MIN and s.confidence >= 2 * s.prior))]
 
 
 def lift(s: Scored) -> float:
@@ -167,12 +179,12 @@ def lift(s: Scored) -> float:
 def candidates(scored: list[Scored]) -> list[Scored]:
     """Causes the evidence lifted, though not enough to report: listed as unconfirmed candidates.
 
-    Only when no reportable cause has direct evidence (step 8 of the method). Those lifted by at least :data:`CANDIDATE_MIN_LIFT` log-odds, most lifted first (then higher
+    Step 8 of the method: those lifted by at least :data:`CANDIDATE_MIN_LIFT` log-odds, most lifted first (then higher
     confidence), at most :data:`CANDIDATE_MAX`. Causes already reportable are not candidates.
     """
     listed = reportable(scored)
-    if any(s.has_direct_support for s in listed):
-        return []
+    if any(s.has_direct_support and s.confidence >= CONFIRMED for s in listed):
+        return []  # a confirmed cause explains the symptoms: the others are explained away
     shown = {s.cause for s in listed}
     rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= CANDIDATE_MIN_LIFT]
     rest.sort(key=lambda s: (-round(lift(s), 6), -s.confidence, s.cause))

@@ -83,9 +83,21 @@ class TermOut(Model):
     rule_strength: str = ""
 
 
+class AlternativeOut(Model):
+    text: str
+    command: str
+    needs_root: bool = False
+
+
 class StepOut(Model):
     text: str
+    #: the exact command, with the values the evidence supplied filled in
     command: str = ""
+    needs_root: bool = False
+    #: the values filled into ``command`` from the evidence (name -> value as written); a value
+    #: no evidence supplied is left as its placeholder and is not listed here
+    values: dict[str, str] = Field(default_factory=dict)
+    alternatives: list[AlternativeOut] = Field(default_factory=list)
 
 
 class RemediationOut(Model):
@@ -165,11 +177,19 @@ class NotEvaluated(Model):
     nodes: list[str]
     missing: list[str]
     probes: list[ProbeOut]
+    #: why the rule cannot apply to this node (an arm64 rule on x86, a fleet rule on one node);
+    #: '' when it may. Such a rule is still not evaluated, only listed apart
+    not_applicable: str = ""
 
 
 class RuleOutcomeOut(Model):
     rule: str
     outcome: Literal["fired", "refuted", "silent", "not_evaluated"]
+    title: str = ""
+    layer: str = ""
+    #: the rule had its facts and found nothing wrong: it fired only to refute a cause, or it
+    #: looks for a problem and stayed silent
+    passed: bool = False
 
 
 class Gap(Model):

@@ -147,7 +147,8 @@ def run_case(kb: KnowledgeBase, rule_id: str, name: str, case: dict[str, Any], g
     try:
         facts = make_facts(_merge(given, case), f"{rule_id}.test.yaml#{name}")
         if case.get("artifacts"):
-            facts += derive_all(_artifact_facts(list(case["artifacts"]), base))
+            facts += derive_all(_artifact_facts(list(case["artifacts"]), base),
+                                params={rule_id: case.get("params") or {}})
         facts = resolve(facts).facts
         # the effective platform role, once over the case's facts (unless the case gives one)
         facts = [f for f in facts if f.fact_type != "platform.role" or f.source.parser == "test"]

@@ -115,9 +115,33 @@ class Node(Strict):
     status: Status = "stable"
 
 
+class StepVariant(Strict):
+    """The command to use instead when the named values are these (``{knob: cpufreq/boost}``)."""
+
+    when: dict[str, str] = Field(min_length=1)
+    command: str
+    needs_root: bool | None = None
+
+
+class StepAlternative(Strict):
+    """Another way to take the same step; data, not a shell comment."""
+
+    text: str
+    command: str
+    needs_root: bool = False
+
+
 class Step(Strict):
     text: str
+    #: may name values as ``{name}``; each must be declared in ``values``
     command: str = ""
+    #: values the command takes from the evidence (the ``data`` of the rules supporting the cause),
+    #: each with the placeholder printed when no evidence supplies it
+    values: dict[str, str] = Field(default_factory=dict)
+    variants: list[StepVariant] = Field(default_factory=list)
+    alternatives: list[StepAlternative] = Field(default_factory=list)
+    #: the command needs root (sysctl -w, writes under /sys or /etc, cpupower *-set, ...)
+    needs_root: bool = False
 
 
 class Remediation(Strict):

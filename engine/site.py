@@ -73,6 +73,17 @@ class SiteConfigError(Exception):
     pass
 
 
+def rule_params(kb: Any, site: SiteConfig | None = None) -> dict[str, dict[str, Any]]:
+    """Every rule parameter in force: the knowledge base's defaults with the site's overrides over
+    them. The rules read them, and so does code that cuts facts at a rule's threshold
+    (:mod:`clusterdx.facts.derive.thresholds`)."""
+    out = {rid: {name: p.default for name, p in rule.params.items()} for rid, rule in kb.rules.items()}
+    for rid, params in (site.rules.params if site else {}).items():
+        if rid in out:
+            out[rid].update(params)
+    return out
+
+
 def candidates() -> list[Path]:
     out = []
     env = os.environ.get("CLUSTERDX_CONFIG")

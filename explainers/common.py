@@ -11,6 +11,15 @@ from typing import Any
 
 import networkx as nx
 
+def safe(s: Any, keep_newlines: bool = True) -> str:
+    """Any name or line from the inputs (a file name, an archive member, a manifest host, a log
+    line) with control characters (ESC, BEL, NUL) and undecodable bytes shown as ``\\xNN``: the
+    one place every explainer passes untrusted text through before its own escaping."""
+    from clusterdx.facts.base import printable
+
+    return printable(str(s), keep_newlines)
+
+
 #: lines quoted per fact source before the rest is trimmed (with a marker)
 QUOTE_LINES = 6
 #: characters kept of one quoted line
@@ -171,3 +180,96 @@ def causal_graph(report: Any, limit: int = 5) -> tuple[nx.DiGraph, dict[str, str
         for a, b in zip(path, path[1:]):
             g.add_edge(a, b, strength="strong" if (a in leading and b in leading) else "moderate")
     return g, titles, leading
+
+
+@dataclass
+class ProbeGroup:
+    """Not-evaluated rules that one collection would let run (or, without a probe in the KB,
+    that wait on one missing fact type)."""
+
+    #: the command to run, or '' when no probe collects what the rules lack
+    command: str
+    #: what the rules lack, when there is no command
+    missing: str
+    rules: list[str] = field(default_factory=list)
+    needs_root: bool = False
+
+
+def not_evaluated_groups(report: Any) -> tuple[list[ProbeGroup], list[Any]]:
+    """(groups of the rules that could apply, biggest first; the rules that cannot apply here).
+
+    Each rule sits in one group, its first probe's, so the counts add up to the rules listed.
+    """
+    groups: dict[str, ProbeGroup] = {}
+    apart: list[Any] = []
+    for ne in report.not_evaluated:
+        if getattr(ne, "not_applicable", ""):
+            apart.append(ne)
+            continue
+        if ne.probes:
+            pr = ne.probes[0]
+            key = "probe:" + pr.id
+            g = groups.setdefault(key, ProbeGroup(pr.command, "", needs_root=pr.needs_root))
+        else:
+            missing = ne.missing[0].split("(", 1)[0] if ne.missing else "?"
+            g = groups.setdefault("fact:" + missing, ProbeGroup("", missing))
+        g.rules.append(ne.rule)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g.rules), not g.command, g.command or g.missing))
+    return ordered, apart
+
+
+def passed_by_layer(report: Any) -> dict[str, list[Any]]:
+    """Rules that had their facts and found nothing wrong, by layer (layers in name order)."""
+    out: dict[str, list[Any]] = {}
+    for r in report.rules:
+        if getattr(r, "passed", False):
+            out.setdefault(getattr(r, "layer", "") or "other", []).append(r)
+    return dict(sorted(out.items()))
+
+
+def input_counts(report: Any) -> str:
+    """'4 inputs: 4 parsed (lscpu, sysctl); 1 unrecognized' in one line."""
+    counts: dict[str, int] = {}
+    formats: list[str] = []
+    for i in report.inputs:
+        counts[i.status] = counts.get(i.status, 0) + 1
+        if i.status in ("parsed", "partial") and i.format and i.format not in formats:
+            formats.append(i.format)
+    order = ["parsed", "partial", "unrecognized", "error", "skipped"]
+    parts = [f"{counts[s]} {s}" for s in order if counts.get(s)]
+    shown = ", ".join(formats[:6]) + (f", +{len(formats) - 6} more" if len(formats) > 6 else "")
+    text = f"{len(report.inputs)} input{'s' if len(report.inputs) != 1 else ''}"
+    if parts:
+        text += ": " + ", ".join(parts)
+    if shown:
+        text += f" ({shown})"
+    return text
+
+
+def first_fix(h: Any) -> tuple[Any, Any] | tuple[None, None]:
+    """The remediation to lead with (the KB lists a cause's remediations best first) and its
+    first step: the KB writes the action itself first, checks and persistence after it."""
+    if h.remediation and h.remediation[0].steps:
+        return h.remediation[0], h.remediation[0].steps[0]
+    return None, None
+
+
+def shorten_paths(text: str, targets: Any) -> str:
+    """``text`` with the given folders' prefixes cut from the paths it names (a rule's message
+    quotes its source's full path; the reader knows which folder they gave)."""
+    for t in targets:
+        t = str(t).rstrip("/")
+        if t and "<" not in t:
+            text = text.replace(t + "/", "").replace(t + "!/", "")
+    return text
+
+
+def short_path(path: str, targets: Any) -> str:
+    """An input's path relative to the folder or archive it was found in, when it is inside one."""
+    for t in targets:
+        t = str(t).rstrip("/")
+        if t and path.startswith(t + "/"):
+            return path[len(t) + 1:]
+        if t and path.startswith(t + "!/"):
+            return path[len(t) + 2:]
+    return path

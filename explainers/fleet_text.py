@@ -8,13 +8,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape as _markup_escape
 
-from clusterdx.facts.base import printable
+from clusterdx.explainers.common import safe
 
 
 def escape(text: str) -> str:
     """Markup escaped, and control characters (ESC sequences from a file name or a log line)
     shown as ``\\xNN`` so they never reach the terminal."""
-    return _markup_escape(printable(str(text)))
+    return _markup_escape(safe(text))
 from rich.table import Table
 
 STATUS_STYLE = {"ok": "green", "partial": "yellow", "failed": "red", "crashed": "red", "timeout": "red"}

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from clusterdx.explainers.common import (LEADING, causal_graph, pct, probe_why, quote, share_cell, share_header,
+from clusterdx.explainers.common import (LEADING, causal_graph, safe, pct, probe_why, quote, share_cell, share_header,
                                          share_text, status_text, summary, trim_marker)
 
 CSS = """
@@ -44,7 +44,7 @@ NODE_W, NODE_H, COL_GAP, ROW_GAP, PAD = 172, 54, 44, 22, 16
 
 
 def e(s: Any) -> str:
-    return html.escape(str(s), quote=True)
+    return html.escape(safe(s), quote=True)
 
 
 def _layers(g: nx.DiGraph) -> dict[str, int]:
@@ -146,8 +146,15 @@ def _fixes(h: Any) -> list[str]:
             out.append(f"<li><strong>{e(r.title)}</strong> <span class=\"muted\">(risk {e(r.risk)}, "
                        f"effort {e(r.effort)}, disruption {e(r.disruption)})</span><ol>")
             for st in r.steps:
-                out.append(f"<li>{e(st.text)}" + (_pre([st.command]) if st.command else "") + "</li>")
+                root = " <em>(as root)</em>" if getattr(st, "needs_root", False) and st.command else ""
+                alts = "".join(f"<div>{e(a.text)}{' <em>(as root)</em>' if a.needs_root else ''}:</div>"
+                               + _pre([a.command]) for a in getattr(st, "alternatives", []) or [])
+                out.append(f"<li>{e(st.text)}{root}" + (_pre([st.command]) if st.command else "") + alts + "</li>")
             out.append("</ol>")
+            if r.tradeoff:
+                out.append(f"<div class=\"muted\">Trade-off: {e(r.tradeoff)}</div>")
+            if r.rollback:
+                out.append(f"<div class=\"muted\">Rollback: {e(r.rollback)}</div>")
             if r.verify:
                 out.append(f"<div class=\"muted\">Verify: {e(r.verify)}</div>")
             out.append("</li>")

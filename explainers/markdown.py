@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from clusterdx.explainers.common import (LEADING, causal_graph, pct, probe_why, quote, share_cell, share_header,
+from clusterdx.explainers.common import (LEADING, causal_graph, safe, pct, probe_why, quote, share_cell, share_header,
                                          share_text, status_text, summary, trim_marker)
 
 #: not_evaluated rules listed one per line; the rest are named on one line
@@ -20,8 +20,9 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def text(s: Any) -> str:
-    """Inline text: one line, Markdown metacharacters escaped, HTML tags inert."""
-    s = " ".join(str(s).split())
+    """Inline text: one line, control characters shown as \\xNN, Markdown metacharacters escaped,
+    HTML tags inert."""
+    s = " ".join(safe(s).split())
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     return "\\" + s if s and s[0] in "#+-=" else s
@@ -29,7 +30,7 @@ def text(s: Any) -> str:
 
 def code(s: Any) -> str:
     """An inline code span that no backtick inside can close; pipes escaped for tables."""
-    s = " ".join(str(s).split())
+    s = " ".join(safe(s).split())
     longest = max((len(r) for r in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
@@ -38,6 +39,7 @@ def code(s: Any) -> str:
 
 def fenced(lines: Sequence[str], lang: str = "text", indent: str = "") -> list[str]:
     """A fenced block longer than any backtick run in ``lines``."""
+    lines = [safe(ln, False) for ln in lines]
     longest = max((len(r) for ln in lines for r in re.findall(r"`+", ln)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{indent}{fence}{lang}", *(f"{indent}{ln}" for ln in lines), f"{indent}{fence}"]
@@ -78,9 +80,17 @@ def _fixes(h: Any) -> list[str]:
         for r in h.remediation:
             out.append(f"- {text(r.title)} (risk {text(r.risk)}, disruption {text(r.disruption)})")
             for i, st in enumerate(r.steps, 1):
-                out.append(f"  {i}. {text(st.text)}")
+                root = " *(as root)*" if getattr(st, "needs_root", False) and st.command else ""
+                out.append(f"  {i}. {text(st.text)}{root}")
                 if st.command:
                     out += fenced([st.command], "sh", indent="     ")
+                for alt in getattr(st, "alternatives", []) or []:
+                    out.append(f"     {text(alt.text)}{' *(as root)*' if alt.needs_root else ''}:")
+                    out += fenced([alt.command], "sh", indent="     ")
+            if r.tradeoff:
+                out.append(f"  Trade-off: {text(r.tradeoff)}")
+            if r.rollback:
+                out.append(f"  Rollback: {text(r.rollback)}")
     if h.verification:
         out += ["", "**Verify the fix**", ""]
         for v in h.verification:

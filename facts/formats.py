@@ -42,6 +42,10 @@ class Format:
     #: a matching command that printed nothing is still evidence this format reads
     #: (``echo $NCCL_IB_HCA`` printing an empty line: the variable is not set)
     empty_output: bool = False
+    #: optional: True for a line that is this format's wherever it appears (a log line): such
+    #: lines inside another document (a ticket's text, another tool's output) are parsed by this
+    #: format as well (clusterdx.facts.embedded)
+    line_test: Callable[[str], bool] | None = None
     _compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def matches_command(self, command: str) -> bool:

@@ -34,6 +34,16 @@ class GpuRow(_Row):
     forms: dict[str, str] = {}
     memory_gb: float | None = None
     nvlink: str = ""
+    #: datacenter | workstation | consumer
+    tier: str = "datacenter"
+    #: peer-to-peer over PCIe offered by the driver; None: the table does not say
+    p2p: bool | None = None
+    #: NVLink links per GPU by design, per form factor (0: none)
+    nvlinks: dict[str, int] = {}
+
+    def links_for(self, form: str | None = None) -> int | None:
+        """NVLink links per GPU of this SKU in ``form`` (its usual form when not given)."""
+        return self.nvlinks.get(form or self.form)
 
 
 class NicRow(_Row):
@@ -52,6 +62,16 @@ class InstanceRow(_Row):
     nics: int
     nic_gbps: float
     interconnect: str = ""
+    #: a virtual machine (cloud instances are, except bare-metal shapes)
+    vm: bool = True
+    #: the GPU NICs offer GPUDirect RDMA; None: the table does not say
+    gdr: bool | None = None
+    #: the instance's GPUs are connected by NVLink (pairs or all); None: the table does not say
+    nvlink: bool | None = None
+    #: the GPU form factor (SXM, PCIe, NVL) when the instance fixes it
+    form: str = ""
+    #: the series names a family of sizes (g5: 1 to 8 GPUs): a series mention gives no counts
+    sizes: bool = False
 
 
 class Gazetteers(BaseModel):

@@ -55,6 +55,7 @@ from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
+from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
@@ -860,6 +861,13 @@ class _Run:
 
         def finish(**kw) -> InputRecord:
             reason = kw.pop("reason", "")
+            launched = _launch_facts(doc, kw.get("format"))
+            if launched:
+                self.result.facts.extend(launched)
+                kw["facts"] = kw.get("facts", 0) + len(launched)
+                if kw.get("status") == "unrecognized":
+                    kw.update(format="launch-cmdline", status="partial")
+                reason = "; ".join(filter(None, [reason, "the command line's launch settings read"]))
             sigs = _signatures(doc, kw.get("format"), kw.get("status"))
             if sigs:
                 self.result.facts.extend(sigs)
@@ -886,7 +894,12 @@ class _Run:
         if not candidates:
             prose = _read_prose(doc, self.formats) if not binary else None
             if prose is not None:
-                return self._prose_record(prose, finish, warnings, "no tool format matched")
+                return self._prose_record(prose, finish, warnings, "no tool format matched", doc)
+            if not binary:
+                n_emb, note = self._embedded(doc, None, set(), warnings)
+                if n_emb:
+                    return finish(format="text", confidence=0.0, status="partial",
+                                  reason=f"no format matched the whole document; {note}", facts=n_emb)
             top = ranked[0] if ranked else None
             if binary:
                 reason = "binary file"
@@ -938,23 +951,112 @@ class _Run:
                 self.result.facts.extend(around)
                 reason = "; ".join(filter(None, [reason, f"{len(around)} reported fact(s) from the "
                                                           "user's words around the tool output"]))
+            cited = cited_lines(ctx.facts) if fmt.name != "prose" else self._code_blocks(doc, path)
+            n_emb, note = self._embedded(doc, fmt.name, cited, warnings)
+            reason = "; ".join(filter(None, [reason, note]))
             return finish(format=fmt.name, confidence=score, status=status, reason=reason,
-                          facts=len(ctx.facts) + len(around))
+                          facts=len(ctx.facts) + len(around) + n_emb)
         prose = _read_prose(doc, self.formats, declined) if not binary else None
         if prose is not None:
-            return self._prose_record(prose, finish, warnings, "; ".join(declined))
+            return self._prose_record(prose, finish, warnings, "; ".join(declined), doc)
+        if not binary:
+            n_emb, note = self._embedded(doc, None, set(), warnings)
+            if n_emb:
+                return finish(format="text", confidence=0.0, status="partial",
+                              reason="; ".join([*declined, note]), facts=n_emb)
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
                       reason="; ".join(declined) + f"; first line: {_shown_first(first, doc.redact)!r}")
 
     def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
-                      why: str) -> InputRecord:
+                      why: str, doc: Document) -> InputRecord:
         """The record of a document only the prose reader got facts from (see _read_prose)."""
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line, message=str(message)))
         self.result.facts.extend(ctx.facts)
+        n_emb, note = self._embedded(doc, "prose", self._code_blocks(doc, doc.name), warnings)
         reason = f"read as the user's own words (facts reported, not measured): {why}"
+        reason = "; ".join(filter(None, [reason, note]))
         return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
-                      reason=reason, facts=len(ctx.facts))
+                      reason=reason, facts=len(ctx.facts) + n_emb)
+
+    def _code_blocks(self, doc: Document, path: str) -> set[int]:
+        """Tool output pasted in the code blocks of a ticket's Markdown, read as inputs of their
+        own (``notes.md#code2``) by the tool formats (never by prose: a block of Python is not the
+        user's words). Returns the input lines of the blocks a format took; a block no tool
+        format recognises stays the prose record's (its settings and versions are read there)."""
+        if doc.raw is not None or getattr(self, "_in_block", False):
+            return set()
+        spans = code_spans(doc.lines)
+        if not spans:
+            return set()
+        tools = [f for f in self.formats if getattr(f, "name", "") != "prose"]
+        taken: set[int] = set()
+        saved = self.formats
+        self._in_block = True
+        try:
+            self.formats = tools
+            for k, (a, b) in enumerate(spans, 1):
+                inner = doc.lines[a:b]
+                if not any(ln.strip() for ln in inner):
+                    continue
+                if doc.line_map is None:
+                    segs = split_transcript(list(inner), first_line=doc.lineno(a))
+                else:
+                    segs = [Segment(None, list(inner), doc.lineno(a), line_map=[doc.lineno(i) for i in range(a, b)])]
+                for j, seg in enumerate(segs, 1):
+                    sub = Document(name=f"{path}#code{k}" + (f".{j}" if len(segs) > 1 else ""),
+                                   lines=seg.lines, first_line=seg.first_line, line_map=seg.line_map,
+                                   command=seg.command, node=seg.host or doc.node, scope=doc.scope,
+                                   path=doc.path, redact=doc.redact)
+                    if not any(sc >= MIN_CONFIDENCE for _, sc in rank_formats(sub, tools)) \
+                            and not (sub.command and any(f.matches_command(sub.command) for f in tools)):
+                        continue
+                    rec = self.process(sub, path=sub.name, size=len("\n".join(sub.lines).encode()),
+                                       line_start=seg.prompt_line or seg.first_line,
+                                       line_end=seg.last_line or (seg.first_line + len(seg.lines) - 1))
+                    if rec.status in ("parsed", "partial"):
+                        taken.update(sub.lineno(i) for i in range(len(sub.lines)))
+        finally:
+            self.formats = saved
+            self._in_block = False
+        return taken
+
+    def _embedded(self, doc: Document, primary: str | None, cited: set[int],
+                  warnings: list[InputWarning]) -> tuple[int, str]:
+        """Facts of log lines inside ``doc`` that its own format does not read (facts/embedded.py)."""
+        try:
+            facts, warns, used = embedded_facts(doc, primary, cited, self.formats)
+        except Exception as exc:  # never costs the document its record
+            warnings.append(InputWarning(line=0, message=f"embedded lines not read: {exc}"))
+            return 0, ""
+        for line, message in warns:
+            warnings.append(InputWarning(line=line if isinstance(line, int) else 0, message=str(message)))
+        if not facts:
+            return 0, ""
+        facts, repeats = dedupe(facts)
+        warnings += repeats
+        self.result.facts.extend(facts)
+        return len(facts), f"{len(facts)} fact(s) from {', '.join(used)} lines inside it"
+
+
+def _launch_facts(doc: Document, fmt: str | None) -> list[Fact]:
+    """The launch line of a transcript segment (``$ mpirun -x NCCL_TOPO_FILE=... all_reduce_perf``)
+    as launch facts: what the command passed to the job is part of the ticket whatever its output
+    was. Only commands that start a launcher (mpirun, srun, docker run, torchrun ...)."""
+    if not doc.command or fmt == "launch-cmdline":
+        return []
+    from clusterdx.facts.parsers import launch_cmdline
+
+    if not launch_cmdline.find_launches(launch_cmdline.tokenize(doc.command)):
+        return []
+    sub = Document(name=doc.name, lines=[doc.command], first_line=max(1, doc.first_line - 1),
+                   node=doc.node, scope=doc.scope, path=doc.path, redact=doc.redact)
+    ctx = ParseContext(doc=sub, parser="launch-cmdline")
+    try:
+        launch_cmdline.parse(sub, ctx)
+    except Exception:  # a command line it cannot read costs nothing else
+        return []
+    return [f for f in ctx.facts if isinstance(f, Fact) and f.fact_type in ("launch.command", "container.spec")]
 
 
 def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact]:

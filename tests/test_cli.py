@@ -123,3 +123,65 @@ def test_import_engine_from_outside_repo_fails(tmp_path):
 def test_committed_schema_is_current():
     committed = json.loads((ROOT / "docs" / "report.schema.json").read_text())
     assert committed == json.loads(cli("schema", "report").stdout)
+
+
+def test_version_and_short_help():
+    proc = cli("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("clusterdx ")
+    for args in (["-h"], ["diagnose", "-h"], ["kb", "-h"], ["kb", "lint", "-h"], ["triage", "-h"], ["check", "-h"]):
+        assert cli(*args).returncode == 0, args
+
+
+def test_help_shows_no_python_types_and_every_kb_subcommand():
+    for args in (["diagnose", "-h"], ["triage", "-h"], ["fleet", "-h"], ["collect", "-h"], ["check", "-h"],
+                 ["kb", "graph", "-h"]):
+        out = cli(*args).stdout
+        for word in ("<list[", "<path>", "<str>", "<float", "<int"):
+            assert word not in out, (args, word)
+    kb = cli("kb", "-h").stdout
+    for sub in ("lint", "test", "eval", "list", "show", "graph", "new"):
+        assert f"  {sub} " in kb
+    assert "..." not in kb.split("Commands:")[1]
+
+
+BUNDLE = ROOT / "kb" / "cases" / "cp-stacked-cstates-numa-balancing" / "input"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["diagnose", str(BUNDLE), "-o", "/nonexistent-dir/r.md"], "no folder"),
+    (["triage", str(BUNDLE), "-o", "/nonexistent-dir/r.md"], "no folder"),
+    (["check", str(BUNDLE), "-o", "/nonexistent-dir/r.md"], "no folder"),
+    (["fleet", str(BUNDLE), "-o", "/nonexistent-dir/r.md"], "no folder"),
+    (["diagnose", str(BUNDLE), "--scope", "foo"], "unknown scope"),
+    (["diagnose", str(BUNDLE), "--reference", "no-such-system"], "bad --reference"),
+])
+def test_user_errors_are_one_line_and_exit_2(args, words):
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and words in lines[0]
+
+
+def test_malformed_reference_yaml_is_a_usage_error(tmp_path):
+    bad = tmp_path / "ref.yaml"
+    bad.write_text("name: x\nbusbw: [1, 2\n")
+    for cmd in ("diagnose", "triage"):
+        proc = cli(cmd, str(BUNDLE), "--reference", str(bad))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr.startswith("clusterdx: bad --reference")
+
+
+def test_output_format_follows_the_extension_and_says_where(tmp_path):
+    for name, check in (("r.html", lambda t: t.lstrip().startswith("<!DOCTYPE html")),
+                        ("r.json", lambda t: json.loads(t)["schema"] == "clusterdx.report/1"),
+                        ("r.md", lambda t: t.startswith("#") or "**" in t)):
+        out = tmp_path / name
+        proc = cli("diagnose", str(BUNDLE), "-o", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert check(out.read_text()), name
+        assert f"wrote {out}" in proc.stderr
+    # -f still wins over the extension
+    out = tmp_path / "forced.html"
+    cli("diagnose", str(BUNDLE), "-f", "json", "-o", str(out))
+    assert json.loads(out.read_text())["schema"] == "clusterdx.report/1"

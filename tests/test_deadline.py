@@ -169,7 +169,7 @@ def test_backstop_hands_back_exit_codes_and_messages():
         raise ValueError("bug")
 
     out = supervised(boom, lambda why: Outcome(why), Deadline(30))
-    assert out.exit_code == 1 and "ValueError: bug" in out.stderr
+    assert out.exit_code == 1 and out.error == "ValueError: bug" and "raise ValueError" in out.traceback
 
 
 def _hang(*args, **kwargs):

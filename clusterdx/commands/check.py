@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, check_output, kb_dirs,
+                           output_format)
 
 
 class CheckFormat(str, enum.Enum):
@@ -23,11 +24,11 @@ def check(
     paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). Several with --fleet: one per node."),
     fleet: bool = typer.Option(False, "--fleet", help="Each PATH is one node; report counts per item."),
     strict: bool = typer.Option(False, "--strict", help="Exit 7 on warn or not-checked items."),
-    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", "-f"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    fmt: Optional[CheckFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE"),
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration (mandatory items)."),
     no_redact: bool = typer.Option(False, "--no-redact"),
-    timeout: float = typer.Option(300.0, "--timeout", min=0.0, help=TIMEOUT_HELP),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS", help=TIMEOUT_HELP),
 ) -> None:
     """Every known root cause, checked: fail, warn, pass, not checked or not applicable.
 
@@ -40,13 +41,15 @@ def check(
     from clusterdx.explainers import check_text
     from clusterdx.facts.deadline import Deadline
 
+    check_output(output)
+    fmt_name = output_format(fmt.value if fmt is not None else None, output, tuple(f.value for f in CheckFormat))
     for p in paths or []:
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
     site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
     render = {"text": check_text.render_text, "json": check_text.render_json,
-              "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt.value]
+              "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt_name]
     deadline = Deadline(timeout)
 
     def work() -> Outcome:

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, output_format
 
 
 class FleetFormat(str, enum.Enum):
@@ -24,11 +24,11 @@ def fleet(
     paths: List[Path] = typer.Argument(..., help="One bundle (folder or archive) per node, or one folder "
                                                  "with a sub-folder or archive per node."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
-    fmt: FleetFormat = typer.Option(FleetFormat.text, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    timeout: float = typer.Option(1800.0, "--timeout", min=0.0, help="Seconds the whole fleet may take (0: no "
+    fmt: Optional[FleetFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
+    timeout: float = typer.Option(1800.0, "--timeout", min=0.0, metavar="SECONDS", help="Seconds the whole fleet may take (0: no "
                                   "limit); past it no node starts and none runs on, each reported as timed out."),
-    node_timeout: float = typer.Option(300.0, "--node-timeout", min=1.0, help="Seconds one node may take before it "
+    node_timeout: float = typer.Option(300.0, "--node-timeout", min=1.0, metavar="SECONDS", help="Seconds one node may take before it "
                                                                               "is reported as timed out."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every node and more evidence."),
@@ -41,6 +41,9 @@ def fleet(
     from clusterdx.engine.fleet import run_fleet
     from clusterdx.facts.deadline import Deadline
 
+    check_output(output)
+    fmt = FleetFormat(output_format(fmt.value if fmt is not None else None, output,
+                                    tuple(f.value for f in FleetFormat)))
     for p in paths:
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)

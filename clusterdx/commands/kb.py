@@ -9,7 +9,7 @@ import typer
 
 from clusterdx.cli import ExitStatus, OutputFormat, _emit, _load_kb, _site, kb_app, kb_dirs
 
-@kb_app.command("lint")
+@kb_app.command("lint", short_help="Every problem in rules/ and kb/, with codes and file:line:col.")
 def kb_lint(
     dirs: List[Path] = typer.Argument(None, help="Knowledge-base folders (default: the shipped one)."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
@@ -36,7 +36,7 @@ def kb_lint(
         raise typer.Exit(int(ExitStatus.KB_INVALID))
 
 
-@kb_app.command("test")
+@kb_app.command("test", short_help="Run the rule test cases and the case-library bundles.")
 def kb_test(
     dirs: List[Path] = typer.Argument(None, help="Extra knowledge-base folders loaded on top (default: none)."),
     k: Optional[str] = typer.Option(None, "-k", help="Only rule cases and case bundles whose name contains this."),
@@ -136,7 +136,7 @@ def kb_show(
     raise _fail(f"nothing named {item!r}; {did_you_mean(item, known)}".rstrip("; "), ExitStatus.USAGE)
 
 
-@kb_app.command("graph")
+@kb_app.command("graph", short_help="The causal graph as DOT, Mermaid or SVG.")
 def kb_graph(
     focus: Optional[str] = typer.Option(None, "--focus", help="Only the neighbourhood of this node."),
     radius: int = typer.Option(2, "--radius", min=1, max=10),
@@ -204,7 +204,7 @@ def _frac(row: dict) -> str:
     return f"{row['right']}/{row['of']}" if row["of"] else "-"
 
 
-@kb_app.command("eval")
+@kb_app.command("eval", short_help="Accuracy over the case library, per cause and per rule.")
 def kb_eval(
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
     cases: Optional[Path] = typer.Option(None, "--cases", help="A folder of case bundles (default: kb/cases)."),

@@ -8,7 +8,8 @@ from typing import Any, List, Optional
 
 import typer
 
-from clusterdx.cli import TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, kb_dirs
+from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, check_output, kb_dirs,
+                           reference_error)
 
 #: lines of the ticket description quoted at the top of the reply
 DESCRIPTION_LINES = 8
@@ -44,14 +45,18 @@ def description_lines(inputs: List[Any], redact: bool = True) -> List[str]:
 
 @app.command()
 def triage(
-    paths: List[Path] = typer.Argument(..., help="The ticket's attachments: files, folders, archives, "
+    paths: List[Path] = typer.Argument(..., metavar="ATTACHMENT...", help="The ticket's attachments: files, folders, archives, "
                                        "a pasted description."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the reply to this file."),
-    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b",
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the reply to this file."),
+    baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b", metavar="PATH",
                                                   help="A known-good bundle of the same job to compare with."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the reply."),
-    node: Optional[str] = typer.Option(None, "--node", help="Name of the node the attachments come from."),
-    timeout: float = typer.Option(300.0, "--timeout", min=0.0, help=TIMEOUT_HELP),
+    node: Optional[str] = typer.Option(None, "--node", metavar="NAME",
+                                       help="Name of the node the attachments come from."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="Site configuration file."),
+    reference: Optional[str] = typer.Option(None, "--reference", metavar="NAME|FILE",
+                                            help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS", help=TIMEOUT_HELP),
 ) -> None:
     """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
     from clusterdx.engine.backstop import Outcome, fallback_report, supervised
@@ -59,18 +64,26 @@ def triage(
     from clusterdx.explainers.markdown import render
     from clusterdx.facts.deadline import Deadline
 
+    import yaml
+
+    from clusterdx.facts.reference import ReferenceError
+
     redact = not no_redact
+    check_output(output)
     for p in list(paths) + list(baseline or []):
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
-    site = _site(None)
+    site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
     deadline = Deadline(timeout)
 
     def work() -> Outcome:
         target = collect_paths(paths, node=node, redact=redact, deadline=deadline)
         base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
-        report = diagnose(target, base, kb=kb, redact=redact, site=site, deadline=deadline)
+        try:
+            report = diagnose(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
+        except (ReferenceError, yaml.YAMLError) as exc:
+            raise reference_error(exc) from None
         return Outcome(render(report, reply=True, ticket=description_lines(report.inputs, redact)))
 
     def stopped(why: str) -> Outcome:

@@ -15,12 +15,15 @@ from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.derive import compare as _compare
 from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
 from clusterdx.facts.derive import platform as platform_role
+from clusterdx.facts.derive.thresholds import Params
 from clusterdx.facts.reference import Selected
 
 DERIVERS = (platform_role.derive, env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive,
             nvlink.derive, links.derive, runs.derive, releases.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
+#: derivers that take the rule parameters in force (their cuts are rules' thresholds, see thresholds.py)
+_WITH_PARAMS = (fabric.derive,)
 
 #: derived fact type -> the parsed fact types it is computed from (any of them may be the one
 #: missing); used to tell which collection would let a derived fact exist
@@ -59,9 +62,11 @@ def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
 
 
 def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None,
-               warnings: list[str] | None = None, deadline: Deadline | None = None) -> list[Fact]:
+               warnings: list[str] | None = None, params: Params | None = None,
+               deadline: Deadline | None = None) -> list[Fact]:
     """Parsed facts plus derived ones; ``reference`` is the system the measurements are held to
-    (inferred from the facts when None).
+    (inferred from the facts when None); ``params`` the rule parameters in force (the shipped
+    defaults when None).
 
     A deriver that raises (a value it cannot compute with, a bug) costs its own output only: the
     failure is appended to ``warnings`` (when given) and the other derivers still run. Past
@@ -72,15 +77,16 @@ def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None,
         if deadline is not None and deadline.passed():
             deadline.not_derived(getattr(fn, "__module__", "?").rsplit(".", 1)[-1] + "." + fn.__name__)
             continue
-        out.extend(run_deriver(fn, out, reference, warnings))
+        out.extend(run_deriver(fn, out, reference, warnings, params))
     return out
 
 
 def run_deriver(fn: Callable[..., list[Fact]], facts: list[Fact], reference: "Selected | None" = None,
-                warnings: list[str] | None = None) -> list[Fact]:
+                warnings: list[str] | None = None, params: Params | None = None) -> list[Fact]:
     """One deriver's facts, or none (with a warning) when it raises."""
     try:
-        made = fn(facts, reference) if fn in _WITH_REFERENCE else fn(facts)
+        args: list[Any] = [facts, reference] if fn in _WITH_REFERENCE else [facts]
+        made = fn(*args, params=params) if fn in _WITH_PARAMS else fn(*args)
     except Exception as exc:  # one bad fact must not cost the report
         if warnings is not None:
             where = getattr(fn, "__module__", "?").rsplit(".", 1)[-1]

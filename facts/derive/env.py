@@ -48,8 +48,17 @@ def _job_vars(facts: Sequence[Fact]) -> list[Fact]:
 
 
 def settings(facts: Sequence[Fact]) -> list[Fact]:
-    """NCCL settings in force: the NCCL log's ENV lines win over an environment dump."""
+    """NCCL settings in force: the NCCL log's ENV lines win over an environment dump, which wins
+    over the launch line (``mpirun -x NCCL_X=1``, ``docker run -e``: what was passed, not what
+    the processes were seen to hold)."""
     out: dict[tuple[str, str], Fact] = {}
+    for launch in of_type(facts, "launch.command"):
+        for pair in getattr(launch, "env_set", []) or []:
+            name, _, value = pair.partition("=")
+            if name.startswith("NCCL_") and value and "<redacted>" not in value:
+                out[(launch.node, name)] = NcclSetting(
+                    node=launch.node, scope=launch.scope, source=launch.source, name=name, value=value,
+                    value_num=to_float(value), origin="launch-line", provenance=launch.provenance)
     for v in _job_vars(facts):
         if v.name.startswith("NCCL_"):
             out[(v.node, v.name)] = NcclSetting(node=v.node, scope=v.scope, source=v.source, name=v.name,

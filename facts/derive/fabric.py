@@ -8,6 +8,10 @@ count (a node with 4 NICs for 8 GPUs cannot beat 4 x 47). Where neither the log 
 reference says, a NIC inventory the user reported (``8x ConnectX-7 400G``, or a cloud instance
 type expanded through ``kb/gazetteers``) sets the count and rate, and the efficiency fact is
 marked ``provenance="reported"`` (evidence on it is weighed one level lower).
+
+Only runs that reach the size the rule ``nccltests-small-max-size`` asks of a bandwidth claim are
+held to the line rate (its ``min_bytes``, site overrides included): smaller ones say nothing about
+the fabric.
 """
 
 from __future__ import annotations
@@ -17,10 +21,8 @@ from typing import Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived import BusbwEfficiency
+from clusterdx.facts.derive.thresholds import SMALL_MESSAGE_BYTES, Params, value
 from clusterdx.facts.reference import Selected, infer, shipped
-
-#: only large messages reach the line rate; smaller runs say nothing about the fabric
-MIN_SIZE_BYTES = 256 * 1024 * 1024
 
 
 def _nics_per_node(facts: Sequence[Fact]) -> int | None:
@@ -51,8 +53,9 @@ def _busbw_per_nic(gbps: float) -> float:
     return gbps / 8.0 * (ndr.nccl_busbw_gbs or 0.0) / ((ndr.gbps or 400.0) / 8.0)
 
 
-def derive(facts: Sequence[Fact], reference: Selected | None = None) -> list[Fact]:
+def derive(facts: Sequence[Fact], reference: Selected | None = None, params: Params | None = None) -> list[Fact]:
     out: list[Fact] = []
+    min_size = value(SMALL_MESSAGE_BYTES, params)
     runs = [r for r in of_type(facts, "nccltests.run") if r.nodes >= 2 and r.nranks >= 2]
     if not runs:
         return out
@@ -65,7 +68,7 @@ def derive(facts: Sequence[Fact], reference: Selected | None = None) -> list[Fac
         return out
     for run in runs:
         busbw, size = run.busbw_at_max_size, run.max_size
-        if busbw is None or size is None or size < MIN_SIZE_BYTES:
+        if busbw is None or size is None or size < min_size:
             continue
         per_node = max(1, run.nranks // run.nodes)
         if said is not None:

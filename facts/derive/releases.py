@@ -34,6 +34,10 @@ def _gpu_names(facts: Sequence[Fact]) -> list[str]:
     names = [getattr(f, "name", "") for f in of_type(facts, "gpu.device")]
     names += [getattr(f, "gpu_model", "") for f in of_type(facts, "nccltests.run")]
     names += [getattr(f, "gpu_model", "") for f in of_type(facts, "nccltests.device")]
+    # what the user states counts where no tool named the GPUs: "H100 PCIe", "4x GH200"
+    if not any(names):
+        names += [f"{f.model} {f.form}".strip() for f in of_type(facts, "reported.inventory")
+                  if getattr(f, "item", "") == "gpu"]
     return [n for n in names if n]
 
 
@@ -45,6 +49,12 @@ def _roce(facts: Sequence[Fact]) -> Decision:
     if "ethernet" in layers:
         return True
     if nets or "infiniband" in layers:
+        return False
+    stated = {str(getattr(f, "interconnect", "")).lower() for f in of_type(facts, "reported.inventory")
+              if getattr(f, "item", "") == "nic"} - {""}
+    if "roce" in stated:
+        return True
+    if stated & {"infiniband", "efa"}:
         return False
     return None
 
@@ -89,13 +99,17 @@ def _mnnvl(facts: Sequence[Fact]) -> Decision:
 def _multi_node(facts: Sequence[Fact]) -> Decision:
     counts = [f.nnodes for f in of_type(facts, "nccl.comm") if getattr(f, "nnodes", None)]
     counts += [f.nodes for f in of_type(facts, "nccltests.run")]
+    counts += [f.nodes for f in of_type(facts, "reported.workload") if getattr(f, "nodes", None)]
     if not counts:
+        if any(getattr(f, "where", "") == "multi-node" for f in of_type(facts, "reported.symptom")):
+            return True
         return None
     return max(counts) >= 2
 
 
 def _sendrecv(facts: Sequence[Fact]) -> Decision:
     colls = {f.collective for f in of_type(facts, "nccltests.run")}
+    colls |= {f.collective for f in of_type(facts, "reported.workload") if getattr(f, "collective", "")}
     if colls & {"sendrecv", "alltoall", "all_to_all", "send_recv", "hypercube"}:
         return True
     return None

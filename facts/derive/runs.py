@@ -6,6 +6,11 @@ what differs between them. Runs on different node sets with the same node count 
 become one ``compare.node_pair_dependence`` when the bandwidth depends on the node set. A run
 whose bandwidth falls as messages grow becomes ``nccltests.size_falloff``.
 
+Against a ``--baseline`` (:func:`baseline_comparisons`), each target run is compared with the
+baseline's run of the same collective on as many nodes, at the largest message size both measured
+(the plateau; smaller sizes are latency-bound); a target run clearly slower becomes a
+``compare.run_pair`` with ``against="baseline"``, so the same rules read it.
+
 Thresholds are the rules' (they test ``ratio``); the only numbers here decide what is worth
 comparing at all: messages of at least :data:`MIN_SIZE_BYTES` (smaller ones are latency-bound and
 say nothing about bandwidth) and a difference of at least :data:`MIN_DIFFERENCE` (run-to-run noise).
@@ -13,6 +18,7 @@ say nothing about bandwidth) and a difference of at least :data:`MIN_DIFFERENCE`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Sequence
 
@@ -41,10 +47,10 @@ def _hosts(run: Fact) -> tuple[str, ...]:
     return hosts
 
 
-def _differs(a: Fact, b: Fact) -> list[str]:
+def _differs(a: Fact, b: Fact, hosts: bool = True) -> list[str]:
     out = []
     ha, hb = _hosts(a), _hosts(b)
-    if ha and hb and ha != hb:
+    if hosts and ha and hb and ha != hb:
         out.append("hosts")
     va, vb = getattr(a, "nccl_version", ""), getattr(b, "nccl_version", "")
     if va and vb and compare_versions(va, vb) not in (0, None):
@@ -58,24 +64,27 @@ def _differs(a: Fact, b: Fact) -> list[str]:
     return out
 
 
+def _pair(slow: Fact, sbw: float, fast: Fact, fbw: float, against: str = "ticket", size: int = 0) -> Fact:
+    differs = _differs(slow, fast, hosts=against != "baseline")
+    sv, fv = slow.nccl_version, fast.nccl_version
+    newer = (compare_versions(sv, fv) or 0) if sv and fv else 0
+    return RunPair(
+        node=slow.node, scope=slow.scope, source=slow.source, collective=slow.collective, against=against,
+        size_bytes=size, slow_busbw=sbw, fast_busbw=fbw, ratio=round(sbw / fbw, 4), differs=differs,
+        n_differs=len(differs), slow_nccl_version=sv, fast_nccl_version=fv, slow_is_newer_nccl=newer,
+        slow_scope=slow.scope.value, fast_scope=fast.scope.value,
+        slow_hosts=list(_hosts(slow)), fast_hosts=list(_hosts(fast)), nodes=slow.nodes)
+
+
 def _pairs(runs: list[tuple[Fact, float]]) -> list[Fact]:
     out: list[Fact] = []
     for (a, bwa), (b, bwb) in combinations(runs, 2):
         if a.collective != b.collective:
             continue
         (slow, sbw), (fast, fbw) = sorted(((a, bwa), (b, bwb)), key=lambda t: t[1])
-        ratio = sbw / fbw
-        if ratio > 1 - MIN_DIFFERENCE:
+        if sbw / fbw > 1 - MIN_DIFFERENCE:
             continue
-        differs = _differs(slow, fast)
-        sv, fv = slow.nccl_version, fast.nccl_version
-        newer = (compare_versions(sv, fv) or 0) if sv and fv else 0
-        out.append(RunPair(
-            node=slow.node, scope=slow.scope, source=slow.source, collective=slow.collective,
-            slow_busbw=sbw, fast_busbw=fbw, ratio=round(ratio, 4), differs=differs, n_differs=len(differs),
-            slow_nccl_version=sv, fast_nccl_version=fv, slow_is_newer_nccl=newer,
-            slow_scope=slow.scope.value, fast_scope=fast.scope.value,
-            slow_hosts=list(_hosts(slow)), fast_hosts=list(_hosts(fast)), nodes=slow.nodes))
+        out.append(_pair(slow, sbw, fast, fbw))
     return out
 
 
@@ -136,3 +145,82 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
     runs = [(r, bw) for r in of_type(facts, "nccltests.run")
             if r.nranks >= 2 and (bw := _busbw(r)) is not None][:MAX_RUNS]
     return _pairs(runs) + _pair_dependence(runs) + _falloff(facts)
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """One target run against the baseline run it is compared with, at one message size."""
+
+    target: Fact
+    baseline: Fact
+    #: the size both figures are taken at (0: each run's largest, when the rows are not in hand)
+    size_bytes: int
+    target_busbw: float
+    baseline_busbw: float
+
+    @property
+    def ratio(self) -> float:
+        return self.target_busbw / self.baseline_busbw
+
+    @property
+    def slower(self) -> bool:
+        return self.ratio <= 1 - MIN_DIFFERENCE
+
+    @property
+    def faster(self) -> bool:
+        return self.baseline_busbw / self.target_busbw <= 1 - MIN_DIFFERENCE
+
+
+def _rows(facts: Sequence[Fact]) -> dict[tuple[str, int], dict[int, float]]:
+    """(input, run) -> size -> out-of-place busbw."""
+    out: dict[tuple[str, int], dict[int, float]] = {}
+    for r in of_type(facts, "nccltests.result"):
+        out.setdefault((r.source.input, r.run_index), {})[r.size_bytes] = r.oop_busbw
+    return out
+
+
+def _at_common_size(t: Fact, b: Fact, t_rows: dict[int, float], b_rows: dict[int, float]
+                    ) -> tuple[int, float, float] | None:
+    """Both runs' busbw at the largest size both measured (from their rows), else at each run's
+    largest size when both reach the comparable sizes."""
+    common = [s for s in set(t_rows) & set(b_rows) if s >= MIN_SIZE_BYTES and t_rows[s] > 0 and b_rows[s] > 0]
+    if common:
+        size = max(common)
+        return size, t_rows[size], b_rows[size]
+    tbw, bbw = _busbw(t), _busbw(b)
+    if tbw is None or bbw is None:
+        return None
+    return (t.max_size if t.max_size == b.max_size else 0), tbw, bbw
+
+
+def _baseline_run(run: Fact, candidates: list[Fact]) -> Fact | None:
+    """The baseline run to hold ``run`` to: same collective, as many nodes; the same rank count,
+    the largest sweep, then the best busbw of those (a baseline is the known-good side)."""
+    same = [b for b in candidates if b.collective == run.collective and b.nodes == run.nodes]
+    if not same:
+        return None
+    return max(same, key=lambda b: (b.nranks == run.nranks, b.max_size or 0, b.busbw_at_max_size or 0.0))
+
+
+def baseline_comparisons(target: Sequence[Fact], baseline: Sequence[Fact]) -> list[BaselineComparison]:
+    """Every multi-rank target run against its baseline run (see :func:`_baseline_run`)."""
+    t_rows, b_rows = _rows(target), _rows(baseline)
+    base_runs = [r for r in of_type(baseline, "nccltests.run") if r.nranks >= 2]
+    out: list[BaselineComparison] = []
+    for run in [r for r in of_type(target, "nccltests.run") if r.nranks >= 2][:MAX_RUNS]:
+        base = _baseline_run(run, base_runs)
+        if base is None:
+            continue
+        got = _at_common_size(run, base, t_rows.get((run.source.input, run.run_index), {}),
+                              b_rows.get((base.source.input, base.run_index), {}))
+        if got is None:
+            continue
+        size, tbw, bbw = got
+        out.append(BaselineComparison(run, base, size, float(tbw), float(bbw)))
+    return out
+
+
+def baseline_pairs(comparisons: Sequence[BaselineComparison]) -> list[Fact]:
+    """A ``compare.run_pair`` for each target run clearly slower than its baseline run."""
+    return [_pair(c.target, c.target_busbw, c.baseline, c.baseline_busbw, "baseline", c.size_bytes)
+            for c in comparisons if c.slower]

@@ -101,6 +101,8 @@ class NcclNicUsage(Fact):
     nccl_nics: int
     #: GPU-local NICs from nvidia-smi topo -m (PIX/PXB to some GPU), or active RDMA ports
     node_nics: int
+    #: the node's NICs counted in ``node_nics``, by device name in natural order (mlx5_0, mlx5_3, mlx5_10)
+    nics: list[str] = []
     #: node NICs absent from NCCL's list, by device name (mlx5_7 ...)
     unused: list[str] = []
     unused_count: int = 0

@@ -13,14 +13,21 @@ from clusterdx.facts.base import Fact
 
 class RunPair(Fact):
     fact_type = "compare.run_pair"
-    doc = ("Two runs of the same benchmark in one ticket: the slower one's bus bandwidth as a fraction of the "
-           "faster one's, and what differs between them (hosts, NCCL version, scope, rank count).")
+    doc = ("Two runs of the same benchmark, in one ticket or a target run against the --baseline one: the slower "
+           "one's bus bandwidth as a fraction of the faster one's, and what differs between them (hosts, NCCL "
+           "version, scope, rank count).")
     collective: str
+    #: "ticket": two runs inside the inputs; "baseline": a target run (the slow one) against the
+    #: baseline's run of the same collective on as many nodes
+    against: str = "ticket"
+    #: message size both busbw figures are taken at (0: each run's largest size)
+    size_bytes: int = 0
     slow_busbw: float
     fast_busbw: float
     #: slow / fast, 0..1
     ratio: float
-    #: the dimensions that differ: "hosts", "nccl_version", "scope", "nranks", "nodes"
+    #: the dimensions that differ: "hosts", "nccl_version", "scope", "nranks", "nodes" (against a
+    #: baseline the hosts are other machines by choice, so "hosts" is not one of them)
     differs: list[str] = []
     #: how many dimensions differ (1: the comparison isolates one change)
     n_differs: int = 0

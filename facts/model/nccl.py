@@ -9,6 +9,8 @@ from the line prefix when the line has one.
 
 from __future__ import annotations
 
+from pydantic import model_validator
+
 from clusterdx.facts.base import Fact
 
 
@@ -104,6 +106,18 @@ class NcclTransportSummary(Fact):
     rank: int | None = None
     pid: int | None = None
     cuda_dev: int | None = None
+    #: connections without GPUDirect RDMA (filled from the two counts when not given)
+    plain_connections: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain(cls, data):
+        if isinstance(data, dict) and data.get("plain_connections") is None:
+            try:
+                data = {**data, "plain_connections": max(0, int(data["connections"]) - int(data.get("gdr_connections") or 0))}
+            except (KeyError, TypeError, ValueError):
+                pass
+        return data
 
 
 class NcclP2pUnavailable(Fact):

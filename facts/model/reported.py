@@ -48,6 +48,18 @@ class ReportedInventory(_Reported):
     interconnect: str = ""
     #: the instance type this row was expanded from (gazetteer), '' when stated directly
     instance_type: str = ""
+    #: GPUs: 'datacenter', 'workstation' or 'consumer' (kb/gazetteers/gpus.yaml), else ''
+    tier: str = ""
+    #: GPUs: the driver offers peer-to-peer over PCIe for this SKU; None: not known
+    p2p: bool | None = None
+    #: GPUs: NVLink links per GPU by design for this SKU and form (0: none); None: not known
+    nvlinks: int | None = None
+    #: instances: a virtual machine; None for GPUs and NICs
+    vm: bool | None = None
+    #: instances and their NICs: GPUDirect RDMA offered; None: not known
+    gdr: bool | None = None
+    #: instances: the GPUs are NVLink-connected; None: not known
+    nvlink: bool | None = None
 
 
 class ReportedVersion(_Reported):
@@ -96,3 +108,36 @@ class ReportedMetric(_Reported):
     value_norm: float
     #: row or column label of a table cell, or the words before the number ('node01-node02'), else ''
     label: str = ""
+
+
+class ReportedSymptom(_Reported):
+    fact_type = "reported.symptom"
+    doc = "What the user says goes wrong: a hang, no speed-up from more GPUs, low bandwidth, an error."
+    #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
+    #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
+    #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
+    #: differs with the node pair that ran), 'one-core' (worker processes confined to one core), 'error'
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent",
+                  "one-core", "error"]
+    #: 'multi-node' when the statement is about several machines, 'single-node' when about the
+    #: GPUs of one, '' when it does not say
+    where: Literal["multi-node", "single-node", ""] = ""
+
+
+class ReportedWorkaround(_Reported):
+    fact_type = "reported.workaround"
+    doc = "A setting the user says makes the problem go away (or not): 'NCCL_P2P_DISABLE=1 resolves it'."
+    #: the variable or kernel parameter ('NCCL_P2P_DISABLE', 'iommu')
+    name: str
+    value: str = ""
+    #: 'fixes' (resolves, works, helps) or 'no-effect' (does not help)
+    effect: Literal["fixes", "no-effect"]
+
+
+class ReportedWorkload(_Reported):
+    fact_type = "reported.workload"
+    doc = "What the user ran and at what scale: a collective (sendrecv_perf, all_reduce), the number of nodes."
+    #: nccl-tests collective named ('sendrecv', 'all_reduce', 'alltoall' ...), '' when none
+    collective: str = ""
+    #: nodes the statement names ("on 8 nodes"), None when none
+    nodes: int | None = None

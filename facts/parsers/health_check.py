@@ -261,6 +261,7 @@ FORMATS = [
         facts=("health.finding",),
         sniff=sniff_script,
         parse=parse_script,
+        line_test=lambda line: "ealth check" in line and _NHC.search(line) is not None,
         command_patterns=(r"health[-_ ]?checks?\b", r"\b(?:az)?nhc\b", r"\bnode[-_]?check", r"\bgpu[-_]?check",
                           r"\bgpu-healthcheck\b"),
         description="node health-check script output (NVIDIA, Azure HPC / NHC, GCP, site scripts): "

@@ -102,6 +102,15 @@ _LINE = re.compile(
 # printed without host prefix (2.27+: the VERSION level, which can carry a timestamp)
 _BARE_VERSION = re.compile(
     r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT\S+\s+)?(?:\[[\d :.T,-]+\]\s*)?NCCL version (\S+)")
+# a message pasted without its "host:pid:tid [dev] NCCL INFO" prefix (a grep'd or quoted excerpt):
+# only forms that cannot be anything but NCCL's (an env line, a connection line, a NET line)
+_PREFIXLESS = re.compile(
+    r"^" + _TAG + r"\s*(?:NCCL (?P<level>INFO|WARN)\s+)?(?P<msg>"
+    r"NCCL_[A-Z0-9_]{2,60} set (?:by [\w ]{1,40} )?to \S.{0,300}"
+    r"|(?:Channel|Ring) \d{1,3}(?:/\d{1,3})? : \d{1,6}(?:\[\w{0,16}\])? -> \d{1,6}.{0,200} via \S{1,120}"
+    r"|\d{1,6}\[\w{0,16}\] -> \d{1,6}(?:\[\w{0,16}\])?(?: \[(?:send|receive)\])? via (?:NET|P2P|SHM)/\S{1,120}"
+    r"|NET/(?:IB|Socket|OFI|Plugin)\s?: .{1,300}"
+    r"|Using network \w{1,30})\s*$")
 _EMBEDDED = re.compile(r"(?<![\w.-])[\w.-]+:\d+:\d+\s+\[\d+\]\s+(?:[\w./+-]+:\d+\s+(?:\([\w:~<>]+\)\s+)?)?NCCL (?:INFO|WARN)")
 _HEAD = re.compile(r"^" + _TAG + r"\s*(?:\d{4}-\d\d-\d\dT\S+\s+)?(?:\[[\d :.T,-]+\]\s*)?[\w.-]+:\d+:\d*")
 
@@ -225,8 +234,17 @@ _MAX_CACHE = 1 << 16
 _IGNORED, _IDEM, _EVERY = 0, 1, 2
 
 
+def is_line(line: str) -> bool:
+    """A line that is one of NCCL's wherever it appears (with or without its prefix): the test
+    by which NCCL lines inside another document (a ticket's text, nccl-tests output) are found."""
+    if "NCCL" in line and (_LINE.match(line) or _BARE_VERSION.match(line)):
+        return True
+    return (" via " in line or " set " in line or "NET/" in line or "Using network" in line) \
+        and _PREFIXLESS.match(line) is not None
+
+
 def sniff(doc: Document) -> float:
-    hits = nonblank = 0
+    hits = nonblank = bare = 0
     for line in doc.lines[:200]:
         s = line.strip()
         if not s:
@@ -235,11 +253,17 @@ def sniff(doc: Document) -> float:
             continue
         nonblank += 1
         # nccl-tests output carries NCCL lines too; its own sniffer owns those documents
-        if "# nThread " in line or "# Using devices" in line or "# Avg bus bandwidth" in line:
+        if "# nThread " in line or "# Using devices" in line:
             return 0.05
         if "NCCL" in line and (_LINE.match(line) or _BARE_VERSION.match(line)):
             hits += 1
+        elif is_line(line):
+            bare += 1
     if not hits:
+        # an excerpt of prefix-less messages is this format only when it is mostly such lines
+        # (one quoted "NCCL_P2P_LEVEL set by environment to LOC" in a ticket is prose's)
+        if bare and bare * 2 >= nonblank:
+            return min(0.9, 0.5 + 0.4 * bare / nonblank)
         return 0.0
     # the prefix "host:pid:tid [dev] NCCL INFO" is unmistakable: a log where four lines in five
     # carry it (the rest application output, matrix rows) is as sure as one with nothing else;
@@ -261,6 +285,7 @@ class _State:
         self.doc = doc
         self.ctx = ctx
         self.pending: list[list[Any]] = []  # [cls, index, end, fields, proc_key]
+        self.bare_proc: _Proc | None = None
         self.dedupe: dict[tuple, list[Any]] = {}
         self.ranks: dict[tuple, tuple[int, int]] = {}  # (host, pid, dev) -> (nranks, rank)
         self.devlists: dict[tuple, dict[str, tuple[int, dict]]] = {}
@@ -350,6 +375,8 @@ class _State:
             if j < 0:
                 if "NCCL" in line:
                     feed(i, line)
+                elif " via " in line or "NET/" in line or "Using network" in line:
+                    self.feed_prefixless(i, line)
                 elif self.matrix is not None:
                     self.on_matrix_row(i, line)
                 continue
@@ -405,7 +432,7 @@ class _State:
             mt = _LINE.match(prefix + " NCCL INFO")
             if mt is not None:
                 p = _Proc()
-                p.host = p.node = mt.group("host")
+                p.host = p.node = self.host_name(mt.group("host"))
                 p.pid = int(mt.group("pid"))
                 p.tid = int(mt.group("tid"))
                 p.dev = int(mt.group("dev")) if mt.group("dev") else None
@@ -479,6 +506,8 @@ class _State:
                 self.on_version(index, self.last_proc, bare.group(1))
             elif _HEAD.match(line):
                 self.problem(index, "unrecognised NCCL log line (torn or truncated?)")
+            else:
+                self.feed_prefixless(index, line)
             return
         self.recognised += 1
         p = _Proc()
@@ -486,6 +515,7 @@ class _State:
         if known_hosts is not None and host not in known_hosts:
             # the tail of the torn line got glued to this hostname
             host = next((h for h in known_hosts if host.endswith(h)), host)
+        host = self.host_name(host)
         p.host = host
         p.node = host
         p.pid = int(mt.group("pid"))
@@ -501,6 +531,34 @@ class _State:
         if p.level == "WARN":
             self.on_warn(index, p, msg)
         elif msg:
+            self.on_info(index, p, msg)
+
+    def host_name(self, host: str) -> str:
+        """The host of a line prefix; a prefix whose host part the user blanked out (``::16674:16674``)
+        names no host, so the document's node stands for it."""
+        return host if any(c.isalnum() for c in host) else self.doc.node
+
+    def feed_prefixless(self, index: int, line: str) -> None:
+        """A message without its prefix (see ``_PREFIXLESS``): one process per document stands
+        for whoever printed these lines, on the document's node."""
+        mt = _PREFIXLESS.match(line)
+        if mt is None:
+            return
+        self.recognised += 1
+        p = self.bare_proc
+        if p is None:
+            p = self.bare_proc = _Proc()
+            p.host = p.node = self.doc.node
+            p.pid = p.tid = 0
+            p.dev = None
+            p.ts = p.loc = p.func = ""
+            p.level = "INFO"
+        msg = mt.group("msg").strip()
+        if msg[0].isdigit():  # a bare connection "9[1a000] -> 2[6b000] [send] via NET/IB/0"
+            msg = "Channel ?? : " + msg
+        if mt.group("level") == "WARN":
+            self.on_warn(index, p, msg)
+        else:
             self.on_info(index, p, msg)
 
     def on_info(self, i: int, p: _Proc, msg: str) -> int:
@@ -1323,6 +1381,7 @@ FORMATS = [
         sniff=sniff,
         parse=parse,
         stream=stream,
+        line_test=is_line,
         command_patterns=(r"\bNCCL_DEBUG=(?:INFO|WARN|TRACE)\b",),
         description="NCCL_DEBUG=INFO/WARN log lines (host:pid:tid [dev] NCCL INFO ...), any NCCL 2.x",
     )

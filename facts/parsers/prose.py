@@ -43,7 +43,7 @@ Examples:
     >>> sorted({f.fact_type for f in ctx.facts})  # doctest: +NORMALIZE_WHITESPACE
     ['env.var', 'gpu.summary', 'nccl.version', 'platform.virtualization', 'reported.change',
      'reported.context', 'reported.inventory', 'reported.metric', 'reported.setting',
-     'reported.version']
+     'reported.version', 'reported.workload']
     >>> {f.provenance for f in ctx.facts}
     {'reported'}
     >>> [(f.model, f.count, f.gbps) for f in ctx.facts if f.fact_type == "reported.inventory"]
@@ -100,7 +100,7 @@ _VER_END = r"(?=$|[\s,;:()\[\]'\"`+]|\.(?:\s|$))"
 _NOT_IN_PATH = r"(?<![\w/.\-=])"
 
 _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
+    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
     ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("pytorch", re.compile(_NOT_IN_PATH + r"(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
@@ -121,7 +121,7 @@ _SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
 _RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
-_INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v2)?\b", re.I)),
+_INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
                   ("EFA", re.compile(r"\bEFA\b")),
                   ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
@@ -161,6 +161,51 @@ _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
+
+#: what goes wrong, as users say it (each linear); checked per sentence, outside code
+_SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
+    ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
+                        r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
+                        r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
+    ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
+                              r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
+                              r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"
+                              r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
+    ("rdma-not-used", re.compile(r"\b(?:(?:not|n't|never|cannot|can't|fails? to|unable to)\s{1,3}(?:\w+\s{1,3}){0,2}(?:detect\w{0,2}|find\w{0,2}|see\w{0,2}|load\w{0,3}|enable\w{0,2})\s{1,3}(?:the\s{1,3})?"
+                                 r"(?:infiniband|IB|RDMA|GDR|GDRDMA|GPUDirect|EFA|RoCE|verbs)|"
+                                 r"(?:infiniband|IB|RDMA|GDRDMA|EFA|RoCE)\s{1,3}(?:is\s{1,3})?(?:not|never)\s{1,3}(?:detected|found|used|working|enabled))\b", re.I)),
+    ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
+                               r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
+    ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
+                            r"(?:all|every)\s{1,3}(?:\w+\s{1,3}){0,3}(?:on|to)\s{1,3}(?:the\s{1,3})?(?:same|one|first)\s{1,3}(?:physical\s{1,3})?(?:core|cpu))\b", re.I)),
+    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
+                                 r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
+                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
+]
+_SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
+_MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
+#: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
+#: iommu=pt", "setting amd_iommu=off helps"; "does not help" is the other answer
+_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
+                    r"went away|no longer|makes? it (?:work|run|pass))\b", re.I)
+_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
+                        r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
+_WORKAROUND_SETTING = re.compile(
+    r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
+    r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
+
+_COLLECTIVE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
+_NODES = re.compile(r"(?<![\w.])(\d{1,5})\s{0,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
+_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+
+#: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
+#: "the expected performance is 50GB/s, but the measured is about 27GB/s"
+_EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertis\w{0,3}|claim\w{0,2}|official\w{0,2}|datasheet|can reach)\b", re.I)
+_BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/[sS]|GBps|Gb/[sS]|Gbps|Gbit/s)(?![\w/])")
+_PAIR = re.compile(r"\b(?:between|nodes?|pairs?|hosts?)\s{1,3}(?:nodes?\s{1,3})?(\w{1,16})\s{0,2}(?:\+|and|&|<->|<=>|↔|-)\s{0,2}(\w{1,16})", re.I)
+_RESULT_OF = re.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
+_CONVERSION = re.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
 
 #: number + unit; the unit decides the metric family, a nearby word refines it
 _NUM_UNIT = re.compile(
@@ -299,7 +344,9 @@ class _Reader:
     @staticmethod
     def _alternation(names: list[str]) -> re.Pattern[str]:
         body = "|".join(re.escape(n).replace(r"\ ", r"\s{1,2}") for n in names)
-        return re.compile(r"(?<![\w.\-/])(?:" + body + r")(?![\w\-/]|\.\w)", re.I)
+        # a model name ends at a word boundary, or runs on into its form and memory as tools print
+        # it ("A100-SXM4-80GB", "H100-PCIe")
+        return re.compile(r"(?<![\w.\-/])(?:" + body + r")(?:(?![\w\-/]|\.\w)|(?=-(?:SXM|PCIe|NVL|\d{1,3}\s?GB)))", re.I)
 
     def add(self, cls: type, index: int, key: tuple[Any, ...], **fields: Any) -> None:
         if key in self.seen:
@@ -329,19 +376,28 @@ class _Reader:
         self.settings(index, text)
         self.versions_in(index, text)
         if code:
+            if _COLLECTIVE.search(text):
+                self.workload(index, text)
             return
+        self.shortfall(index, text)
         for sentence, offset in _sentences(text):
             self.context(index, sentence)
             self.inventory(index, sentence)
             self.change(index, sentence)
             self.metrics(index, sentence)
+            self.symptoms(index, sentence)
+            self.workaround(index, sentence)
+            self.workload(index, sentence)
 
     def settings(self, index: int, text: str) -> None:
         from clusterdx.facts.model.env import EnvVar
         from clusterdx.facts.model.reported import ReportedSetting
 
+        fixing = _WORKS.search(text) is not None or _NOT_WORKS.search(text) is not None
         for m in _SETTING.finditer(text):
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
+            if fixing and sep == "=":
+                continue  # a setting tried as a workaround is not the job's configuration (see workaround)
             if sep in ("is", "was") and value.lower() not in _UNSET_WORDS:
                 continue
             if value.lower() == "not" and not re.match(r"\s{1,3}set\b", text[m.end():], re.I):
@@ -413,21 +469,31 @@ class _Reader:
             if "." not in name and "-" not in name and "_" not in name and " " not in name.strip() \
                     and not re.search(r"\b(?:instances?|nodes?|aws|ec2|cluster|machines?|vms?)\b", sentence, re.I):
                 continue  # 'p5' alone is a word; 'p5 instances' is a machine type
-            self.instance(index, row, sentence)
+            by_series = row.sizes and re.sub(r"\s+", " ", name.lower()) not in (n.lower() for n in row.names)
+            self.instance(index, row, sentence, sized=not by_series)
 
-    def instance(self, index: int, row: Any, sentence: str) -> None:
+    def instance(self, index: int, row: Any, sentence: str, sized: bool = True) -> None:
         from clusterdx.facts.model.reported import ReportedContext, ReportedInventory
 
         self.add(ReportedContext, index, ("context", "cloud", row.id), platform="cloud", role="cloud",
                  provider=row.provider, instance_type=row.id, text=_cut(sentence))
         self.add(ReportedInventory, index, ("inv", "instance", row.id), item="instance", model=row.id, count=None,
-                 instance_type=row.id, interconnect=row.interconnect, text=_cut(sentence))
+                 instance_type=row.id, interconnect=row.interconnect, vm=row.vm, gdr=row.gdr, nvlink=row.nvlink,
+                 text=_cut(sentence))
         gpu = self.g.gpu(row.gpu)
-        self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu, count=row.gpus,
-                 form=gpu.form if gpu else "", instance_type=row.id, text=_cut(sentence))
-        self.gpu_models.append((index, row.gpu, row.gpus))
-        self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic, count=row.nics,
-                 gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, text=_cut(sentence))
+        form = row.form or (gpu.form if gpu else "")
+        self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu,
+                 count=row.gpus if sized else None, form=form, instance_type=row.id, tier=gpu.tier if gpu else "", p2p=gpu.p2p if gpu else None,
+                 nvlinks=gpu.links_for(form) if gpu else None, text=_cut(sentence))
+        self.gpu_models.append((index, row.gpu, row.gpus if sized else None))
+        if row.nics:
+            self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic,
+                     count=row.nics if sized else None,
+                     gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, gdr=row.gdr,
+                     text=_cut(sentence))
+        if row.vm:
+            # a cloud instance is a virtual machine unless the shape is bare metal
+            self.roles.setdefault("guest", (index, "cloud", sentence))
 
     def inventory(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedInventory
@@ -448,7 +514,8 @@ class _Reader:
                     form = f
                     break
             self.add(ReportedInventory, index, ("inv", "gpu", row.model), item="gpu", model=row.model,
-                     count=count, form=form, text=_cut(sentence))
+                     count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
+                     text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
@@ -495,6 +562,99 @@ class _Reader:
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+
+    def joined(self, index: int, text: str) -> None:
+        """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
+        self.shortfall(index, text)
+        for sentence, _ in _sentences(text):
+            self.symptoms(index, sentence)
+            self.workaround(index, sentence)
+            self.workload(index, sentence)
+
+    def shortfall(self, index: int, text: str) -> None:
+        """A measured bandwidth and the one the user expected on the same line, as a fraction."""
+        from clusterdx.facts.model.reported import ReportedMetric
+
+        nums = []
+        for m in _BW.finditer(text):
+            value = float(m.group(1))
+            gbps = value / 8.0 if m.group(2) in ("Gb/s", "Gb/S", "Gbps", "Gbit/s") else value
+            nums.append((m.start(), gbps, _CONVERSION.search(text[max(0, m.start() - 6):m.start()]) is not None))
+        if len(nums) < 2:
+            return
+        exp_i = next((i for i, (pos, _, _) in enumerate(nums)
+                      if _EXPECT_WORDS.search(text[max(0, pos - 40):pos])), None)
+        if exp_i is None:
+            self.pair_dependence(index, text, [v for _, v, _ in nums])
+            return
+        expected = nums[exp_i][1]
+        used = {exp_i}
+        nxt = nums[exp_i + 1][0] if exp_i + 1 < len(nums) else -1
+        if nxt > 0 and _RESULT_OF.search(text[max(0, nxt - 6):nxt]):  # "200Gb/s * 2 =~ 50GB/s": the result counts
+            expected = nums[exp_i + 1][1]
+            used.add(exp_i + 1)
+        measured = next((v for i, (_, v, conv) in enumerate(nums) if i not in used and not conv), None)
+        if measured is None or expected <= 0 or not 0 < measured < expected:
+            return
+        fraction = measured / expected
+        self.add(ReportedMetric, index, ("shortfall", index), metric="bandwidth_fraction",
+                 value=round(fraction * 100, 1), unit="%", value_norm=round(fraction, 4),
+                 label=f"{measured:g} of {expected:g} GB/s", text=_cut(text))
+
+    def pair_dependence(self, index: int, text: str, values: list[float]) -> None:
+        """Two node pairs and two bandwidths on one line that differ: "between nodes 1 + 2 (25 GB/s)
+        vs between 1 + 3 (39 GB/s)" is bandwidth that depends on which nodes ran."""
+        from clusterdx.facts.model.reported import ReportedSymptom
+
+        pairs = {re.sub(r"\s+", "", m.group(1) + "-" + m.group(2)).lower() for m in _PAIR.finditer(text)}
+        if len(pairs) < 2 or len(values) < 2 or max(values) <= 0 or min(values) / max(values) > 0.8:
+            return
+        self.add(ReportedSymptom, index, ("symptom", "pair-dependent"), kind="pair-dependent", where="multi-node",
+                 text=_cut(text))
+
+    def symptoms(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedSymptom
+
+        for kind, pat in _SYMPTOMS:
+            m = pat.search(sentence)
+            if m is None or (kind not in ("rdma-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
+                continue
+            where = "multi-node" if _MULTI_NODE.search(sentence) else ""
+            self.add(ReportedSymptom, index, ("symptom", kind, where), kind=kind, where=where, text=_cut(sentence))
+        # "slows down", "slower" about going to more machines is a scaling complaint
+        if _MULTI_NODE.search(sentence) and _SCALE_DOWN.search(sentence) and not _NEGATION.search(
+                sentence[:_SCALE_DOWN.search(sentence).start()]):
+            self.add(ReportedSymptom, index, ("symptom", "no-speedup", "multi-node"), kind="no-speedup",
+                     where="multi-node", text=_cut(sentence))
+
+    def workload(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedWorkload
+
+        coll = _COLLECTIVE.search(sentence)
+        nodes = _NODES.search(sentence)
+        count = int(nodes.group(1)) if nodes else None
+        if count is None:
+            word = _NODES_WORD.search(sentence)
+            count = _NUM_WORDS[word.group(1).lower()] if word else None
+        if count is not None and not 0 < count <= 100000:
+            count = None
+        if coll is None and count is None:
+            return
+        name = coll.group(1).lower() if coll else ""
+        self.add(ReportedWorkload, index, ("workload", name, count), collective=name, nodes=count, text=_cut(sentence))
+
+    def workaround(self, index: int, sentence: str) -> None:
+        from clusterdx.facts.model.reported import ReportedWorkaround
+
+        works, fails = _WORKS.search(sentence), _NOT_WORKS.search(sentence)
+        if works is None and fails is None:
+            return
+        effect = "no-effect" if fails is not None else "fixes"
+        for m in _WORKAROUND_SETTING.finditer(sentence):
+            name = (m.group(1) or m.group(3)).upper() if m.group(1) else m.group(3).lower()
+            value = (m.group(2) or m.group(4) or "").rstrip(".,)")
+            self.add(ReportedWorkaround, index, ("workaround", name, value), name=name, value=value, effect=effect,
+                     text=_cut(sentence))
 
     def metrics(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedMetric
@@ -568,6 +728,24 @@ class _Reader:
                      driver_version=driver, cuda_version=cuda)
 
 
+_BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~)")
+
+
+def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
+    """(first line index, text) of each paragraph of two or more wrapped lines."""
+    start, buf = None, []
+    for i, ln in enumerate(lines + [""]):
+        plain = ln.strip() and i not in code and i not in tables and (not buf or not _BLOCK_START.match(ln))
+        if plain and len(ln) <= MAX_LINE:
+            if start is None:
+                start = i
+            buf.append(ln.strip())
+            continue
+        if start is not None and len(buf) > 1:
+            yield start, " ".join(buf)[: MAX_LINE * 2]
+        start, buf = (i, [ln.strip()]) if ln.strip() and i not in code and i not in tables and len(ln) <= MAX_LINE else (None, [])
+
+
 def _sentences(text: str):
     start = 0
     for m in re.finditer(r"[.!?;](?:\s|$)", text):
@@ -634,6 +812,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             reader.settings(i, text[:MAX_LINE])
             continue
         reader.line(i, text, i in code)
+    # hard-wrapped paragraphs: what a user says across a line break is read once more, joined
+    for first, joined in _paragraphs(lines, code, table_lines):
+        reader.joined(first, joined)
     reader.finish()
     if not ctx.facts:
         raise NotApplicable("no statement about context, hardware, versions, settings, changes or numbers")

@@ -137,8 +137,8 @@ def test_crlf_note_through_ingestion():
 
 def test_number_with_and_without_unit():
     assert one(read("all_reduce busbw is only 182.5 GB/s on two nodes\n"), "reported.metric").value_norm == 182.5
-    with pytest.raises(NotApplicable):
-        read("all_reduce busbw is only 182.5 on two nodes\n")
+    # a number without a unit is no metric (the node count still is a workload statement)
+    assert not [f for f in facts_of("all_reduce busbw is only 182.5 on two nodes\n") if f.fact_type == "reported.metric"]
 
 
 def test_bits_are_not_bytes():
@@ -153,8 +153,9 @@ def test_nic_rate_is_not_a_measured_bandwidth():
 
 
 def test_a_bare_duration_is_not_a_step_time():
-    with pytest.raises(NotApplicable):
-        read("the watchdog fires after 30 s when the collective hangs\n")
+    ctx = read("the watchdog fires after 30 s when the collective hangs\n")
+    assert not of_type(ctx, "reported.metric")
+    assert one(ctx, "reported.symptom").kind == "hang"  # the hang is stated; the 30 s is no step time
     assert one(read("the step time went up to 30 s per step\n"), "reported.metric").value_norm == 30000.0
 
 
@@ -222,7 +223,10 @@ def test_gpu_count_and_form():
 
 def test_longest_gpu_name_wins():
     assert one(read("the rack holds 4x GB200 per tray\n"), "reported.inventory").model == "GB200"
-    assert one(read("four A10G GPUs in a g5 instance\n"), "reported.inventory").model == "A10G"
+    gpus = [f for f in of_type(read("four A10G GPUs in a g5 instance\n"), "reported.inventory") if f.item == "gpu"]
+    assert [g.model for g in gpus] == ["A10G"]
+    # 'g5' names a family of sizes: the GPU count is not taken from its largest size
+    assert gpus[0].count is None
 
 
 def test_lookalike_gpu_in_a_comparison_is_skipped():
@@ -392,3 +396,105 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     reported = [f for f in res.facts if f.provenance == "reported"]
     assert {f.source.line for f in reported} <= {4, 5}  # the two sentences, not the log lines
     assert any(f.fact_type == "reported.change" for f in reported)
+
+
+# -- symptoms, workarounds, shortfalls, workloads (what a ticket says goes wrong) ----------------
+
+@pytest.mark.parametrize("text, kind, where", [
+    ("ncclAllReduce deadlocks on 2x RTX 5880 Ada", "hang", ""),
+    ("the script hangs with the GPU use at 100%", "hang", ""),
+    ("both GPUs spin at 100% SM utilization indefinitely, no forward progress", "hang", ""),
+    ("When using 2 GPUs, it's not faster.", "no-speedup", ""),
+    ("as soon as the workload is distributed on a second machine it becomes 10x slower", "no-speedup", "multi-node"),
+    ("the bus bandwidth was very low and unstable", "low-bandwidth", ""),
+    ("nccl tests on g6e nodes max out at 3GBps", "low-bandwidth", "multi-node"),
+    ("When running the container it does not detect infiniband and GDRDMA.", "rdma-not-used", ""),
+    ("in the pod we can just see the only one gpu that has been allocated", "gpus-hidden", ""),
+])
+def test_symptoms_as_users_write_them(text, kind, where):
+    found = [(s.kind, s.where) for s in of_type(read(text + "\n"), "reported.symptom")]
+    assert (kind, where) in found, found
+
+
+@pytest.mark.parametrize("text", [
+    "The job does not hang any more since the driver update.",
+    "We do not use InfiniBand at all.",
+    "Bandwidth is fine on both nodes and the job runs at full speed.",
+])
+def test_lookalike_symptoms_are_not_read(text):
+    assert not [f for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+
+
+def test_a_setting_that_makes_it_work_is_a_workaround_not_the_configuration():
+    ctx = read("Setting `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1` (forcing socket transport) resolves the deadlock.\n")
+    assert {(w.name, w.value, w.effect) for w in of_type(ctx, "reported.workaround")} == {
+        ("NCCL_P2P_DISABLE", "1", "fixes"), ("NCCL_SHM_DISABLE", "1", "fixes")}
+    assert not of_type(ctx, "env.var")  # not in force in the failing run
+    failed = read("NCCL_IB_DISABLE=1 did not help.\n")
+    assert [w.effect for w in of_type(failed, "reported.workaround")] == ["no-effect"]
+    kernel = read("Setting amd_iommu=off helps address the communication problem.\n")
+    assert [(w.name, w.value) for w in of_type(kernel, "reported.workaround")] == [("amd_iommu", "off")]
+    plain = read("NCCL_IB_HCA=mlx5_0,mlx5_1\n")
+    assert not of_type(plain, "reported.workaround") and of_type(plain, "env.var")
+
+
+@pytest.mark.parametrize("text, fraction", [
+    ("- all_reduce perf: 30 GB/s vs. Theoretical 100 GB/s (25GB/s per HDR)", 0.3),
+    ("The expected performance is `200Gb/s * 2 =~ 50GB/s`, but the measured performance is about `27GB/s (=~ 216Gb/s)`.", 0.54),
+])
+def test_measured_against_expected_bandwidth(text, fraction):
+    got = [m.value_norm for m in of_type(read(text + "\n"), "reported.metric") if m.metric == "bandwidth_fraction"]
+    assert got == [fraction]
+
+
+def test_two_numbers_without_an_expectation_are_no_shortfall():
+    ctx = read("We get 180 GB/s and 190 GB/s on two runs.\n")
+    assert not [m for m in of_type(ctx, "reported.metric") if m.metric == "bandwidth_fraction"]
+
+
+def test_bandwidth_by_node_pair():
+    ctx = read("the performance between nodes 1 + 2 (25 GB/s) vs the performance between 1 + 3 (39 GB/s) differs\n")
+    assert [s.kind for s in of_type(ctx, "reported.symptom")] == ["pair-dependent"]
+    same = facts_of("between nodes 1 + 2 (38 GB/s) and between 1 + 3 (39 GB/s)\n")
+    assert not [f for f in same if f.fact_type == "reported.symptom"]
+
+
+def test_workload_collective_and_node_count():
+    ctx = read("On 8 nodes the sendrecv_perf test drops from 24 to 18 GB/s.\n")
+    w = one(ctx, "reported.workload")
+    assert (w.collective, w.nodes) == ("sendrecv", 8)
+
+
+def test_nccl_version_with_is_and_roce2():
+    ctx = read("I have 2 machines with 4 400Gbps CX7 cards with RoCE2. And the nccl version is 2.22.3+cuda12.5.\n")
+    assert [v.version for v in of_type(ctx, "nccl.version")] == ["2.22.3"]
+    nic = [f for f in of_type(ctx, "reported.inventory") if f.item == "nic"]
+    assert nic and nic[0].interconnect == "RoCE"
+
+
+@pytest.mark.parametrize("text, model, tier", [
+    ("I am running the example on 2080ti with 2 GPUs", "RTX 2080 Ti", "consumer"),
+    ("training with multiple 4090 gpus always gets stuck", "RTX 4090", "consumer"),
+    ("a dual 1080 Ti machine", "GTX 1080 Ti", "consumer"),
+    ("RTX A6000 workstation", "RTX A6000", "workstation"),
+    ("8x NVIDIA A100-SXM4-80GB each", "A100", "datacenter"),
+])
+def test_gpu_tiers_from_the_gazetteer(text, model, tier):
+    gpus = [f for f in of_type(read(text + "\n"), "reported.inventory") if f.item == "gpu"]
+    assert [(g.model, g.tier) for g in gpus] == [(model, tier)]
+
+
+def test_cloud_instance_is_a_vm_with_its_capabilities():
+    ctx = read("These tests have been conducted on an AWS g5.48xlarge instance.\n")
+    inst = [f for f in of_type(ctx, "reported.inventory") if f.item == "instance"]
+    assert [(i.model, i.vm, i.gdr, i.nvlink) for i in inst] == [("g5.48xlarge", True, False, False)]
+    assert one(ctx, "platform.virtualization").role == "guest"
+    bare = read("We run on BM.GPU4.8 nodes.\n")
+    assert not of_type(bare, "platform.virtualization")
+
+
+def test_a_statement_cut_by_a_line_break_is_read():
+    ctx = read("so all Ray worker processes use only one\nphysical core, causing a significant penalty.\n")
+    assert [s.kind for s in of_type(ctx, "reported.symptom")] == ["one-core"]
+    listed = facts_of("- all workers use only one\n- physical core count is 64\n")
+    assert not [f for f in listed if f.fact_type == "reported.symptom"]  # list items are not one sentence

@@ -1,0 +1,111 @@
+"""Remediation commands computed from the facts: values the rules supplied, placeholders where
+none did, alternatives as data, the command matching the node's driver, root marked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from clusterdx.engine.diagnose import collect_paths, diagnose
+from clusterdx.engine.remedy import render_step
+from clusterdx.engine.schema import Step
+from clusterdx.explainers.text import render
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "kb" / "cases"
+
+
+def _step(report, remediation: str, needle: str):
+    for h in report.hypotheses:
+        for r in h.remediation:
+            if r.id == remediation:
+                return next(st for st in r.steps if needle in st.command)
+    raise AssertionError(f"{remediation} not in the report")
+
+
+@pytest.fixture(scope="module")
+def hca_report(kb):
+    return diagnose(collect_paths([CASES / "nc-hca-subset-4of8" / "input"]), kb=kb)
+
+
+def test_nccl_ib_hca_lists_the_rail_nics_of_this_node(hca_report):
+    log = (CASES / "nc-hca-subset-4of8" / "input" / "nccl_rank0.log").read_text()
+    using = next(ln for ln in log.splitlines() if "NET/IB : Using" in ln)
+    used = set(re.findall(r"\](mlx5_\d+):", using))
+    ev = next(e for h in hca_report.hypotheses for e in h.evidence if e.rule == "nccl-uses-fewer-nics-than-node")
+    unused = set(ev.data["unused"])
+    step = _step(hca_report, "widen-nccl-ib-hca", "NCCL_IB_HCA")
+    m = re.fullmatch(r"export NCCL_IB_HCA==(\S+)", step.command)
+    assert m, step.command
+    nics = m.group(1).split(",")
+    assert set(nics) == used | unused
+    assert len(nics) == 8 and "mlx5_1" not in nics and "mlx5_7" not in nics
+    assert nics == sorted(nics, key=lambda n: int(n.split("_")[1]))
+    assert step.values == {"rail_nics": ",".join(nics)}
+    # the exclusion form is an alternative the reader sees, not a YAML comment that vanished
+    assert any(a.command.startswith("export NCCL_IB_HCA=^") for a in step.alternatives)
+    text = render(hca_report, width=200, verbose=True)
+    assert step.command in text and "NCCL_IB_HCA=^" in text
+
+
+def test_a_value_no_evidence_supplied_stays_a_placeholder():
+    step = Step(text="t", command="export NCCL_IB_HCA=={rail_nics}", values={"rail_nics": "<rail NICs>"})
+    out = render_step(step, {})
+    assert out.command == "export NCCL_IB_HCA==<rail NICs>" and out.values == {}
+
+
+def test_only_declared_names_are_substituted():
+    cmd = "docker inspect --format '{{json .HostConfig}}' {ctr}; awk '{print $1}' {cpus}"
+    step = Step(text="t", command=cmd, values={"cpus": "<cpus>"})
+    out = render_step(step, {"cpus": [0, 1, 2], "ctr": "evil"})
+    assert out.command == "docker inspect --format '{{json .HostConfig}}' {ctr}; awk '{print $1}' 0,1,2"
+
+
+def test_turbo_command_matches_the_driver_seen(kb):
+    report = diagnose(collect_paths([CASES / "cp-governor-powersave-sysfs" / "input"]), kb=kb)
+    step = _step(report, "set-cpu-governor-performance", "turbo")
+    # the node runs intel_pstate: its knob, and no write to cpufreq/boost, which it does not have
+    assert step.command == "echo 0 | tee /sys/devices/system/cpu/intel_pstate/no_turbo"
+    assert step.needs_root
+    # without the evidence the command tests for the knob instead of writing both
+    plain = next(st for st in kb.remediations["set-cpu-governor-performance"].steps if "turbo" in st.command)
+    fallback = render_step(plain, {})
+    assert fallback.command.startswith("if [ -e /sys/devices/system/cpu/intel_pstate/no_turbo ]")
+
+
+def test_root_commands_are_marked(kb):
+    root_words = re.compile(r"sysctl -w|modprobe|setpci|mlxconfig|cpupower (-c \S+ )?idle-set|update-grub|grubby")
+    for rem in kb.remediations.values():
+        for st in rem.steps:
+            if st.command and root_words.search(st.command):
+                assert st.needs_root, f"{rem.id}: {st.command}"
+    report = diagnose(collect_paths([CASES / "cp-stacked-cstates-numa-balancing" / "input"]), kb=kb)
+    assert "sysctl -w kernel.numa_balancing=0 (as root)" in render(report, width=200)
+
+
+def test_no_kb_command_loses_text_to_a_yaml_comment():
+    """A plain YAML scalar ends at ' #': the text after it was never part of the command."""
+    plain = re.compile(r"^\s*(?:-\s+)?command:\s+[^\"'|>\s].*\s#")
+    bad = []
+    for path in sorted((ROOT / "kb").rglob("*.yaml")):
+        if "cases" in path.parts:
+            continue
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            if plain.match(line):
+                bad.append(f"{path.relative_to(ROOT)}:{no}")
+    assert not bad
+
+
+def test_every_declared_value_is_supplied_by_a_rule(kb):
+    for rem in kb.remediations.values():
+        supplied = {k for r in kb.rules.values() for e in r.evidence
+                    if e.effect == "supports" and e.node in rem.addresses for k in r.data}
+        for st in rem.steps:
+            for name in st.values:
+                assert name in supplied, f"{rem.id}: {name}"
+                assert "{" + name + "}" in st.command or any("{" + name + "}" in a.command for a in st.alternatives)
+    data = yaml.safe_load((ROOT / "kb" / "remediations" / "widen-nccl-ib-hca.yaml").read_text())
+    assert data["steps"][0]["values"]

@@ -1,0 +1,56 @@
+"""The ranking-sensitivity cases (kb/cases/rs-*) pass with the shipped weights and fail when a weight
+they were written to pin moves by half: the library constrains the weights, not only the rules.
+tests/bench/bench_weights.py measures every weight over the whole library."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from clusterdx.engine import diagnose, weights
+from clusterdx.engine.cases import case_dirs, run_case
+
+RS = {c.name: c for c in case_dirs() if c.name.startswith("rs-")}
+
+
+@contextlib.contextmanager
+def _entry(table: dict, key: str, value):
+    old = table[key]
+    table[key] = value
+    try:
+        yield
+    finally:
+        table[key] = old
+
+
+@contextlib.contextmanager
+def _no_weakening():
+    old = dict(diagnose.WEAKER)
+    diagnose.WEAKER.update({k: k for k in old})
+    try:
+        yield
+    finally:
+        diagnose.WEAKER.update(old)
+
+
+def test_there_are_sensitivity_cases():
+    assert len(RS) >= 2
+
+
+@pytest.mark.parametrize("name", sorted(RS))
+def test_passes_with_the_shipped_weights(kb, name):
+    result = run_case(kb, RS[name])
+    assert result.ok, result.problems
+
+
+@pytest.mark.parametrize("name, change", [
+    ("rs-strength-governor-vs-cross-nic", lambda: _entry(weights.STRENGTH_LR, "strong", 10.0)),
+    ("rs-strength-governor-vs-cross-nic", lambda: _entry(weights.STRENGTH_LR, "moderate", 7.5)),
+    ("rs-reported-shm-env-vs-governor", lambda: _entry(weights.STRENGTH_LR, "strong", 10.0)),
+    ("rs-reported-shm-env-vs-governor", _no_weakening),
+], ids=["strong-20-to-10", "moderate-5-to-7.5", "reported-strong-20-to-10", "reported-not-weakened"])
+def test_fails_when_its_weight_moves(kb, name, change):
+    with change():
+        result = run_case(kb, RS[name])
+    assert not result.ok and result.top1_ok is False, result.ranking

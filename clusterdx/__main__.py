@@ -1,3 +1,3 @@
-from clusterdx.cli import main
+from clusterdx.start import main
 
 main()

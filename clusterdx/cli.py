@@ -65,8 +65,13 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and exit."),
+          no_cache: bool = typer.Option(False, "--no-cache",
+                                        help="Read the knowledge base from source and store no compiled copy "
+                                             "(same as CLUSTERDX_NO_CACHE=1).")) -> None:
     """Explain why a GPU training cluster is slower than its reference, and what to change."""
+    if no_cache:
+        os.environ["CLUSTERDX_NO_CACHE"] = "1"
 
 
 class ExitStatus(enum.IntEnum):
@@ -201,12 +206,14 @@ def kb_dirs(explicit: Optional[List[Path]], site, prefer_checkout: bool) -> Opti
     return out
 
 
-def _load_kb(dirs: Optional[List[Path]] = None):
+def _load_kb(dirs: Optional[List[Path]] = None, *, cache: bool = True):
+    """The knowledge base for a command; ``cache=False`` for commands that work on the KB itself,
+    which must see the source (see clusterdx.engine.kbcache)."""
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.problems import KBLoadError
 
     try:
-        return load_kb(dirs or None)
+        return load_kb(dirs or None, cache=cache)
     except KBLoadError as exc:
         raise _fail(str(exc), ExitStatus.KB_INVALID) from None
 

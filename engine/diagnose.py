@@ -115,7 +115,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     from clusterdx.facts.derive import compare, derive_all
     from clusterdx.facts.reference import describe, select
 
-    kb = kb or load_kb()
+    kb = kb or load_kb(cache=True)  # the shipped KB, compiled once per cache folder
     deadline = deadline or NO_DEADLINE
     site = site or SiteConfig()
     params = rule_params(kb, site)

@@ -165,7 +165,7 @@ def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: D
     key = tuple(kb_dirs or ())
     kb = _STATE.get("kb") if _STATE.get("kb_key") == key else None  # inherited from the parent (fork)
     if kb is None:
-        kb = load_kb([Path(d) for d in kb_dirs] if kb_dirs else None)
+        kb = load_kb([Path(d) for d in kb_dirs] if kb_dirs else None, cache=True)
     site = site or SiteConfig()
     engine_for(kb, site)
     _STATE.update(kb=kb, kb_key=key, site=site, redact=redact, deadline=deadline)

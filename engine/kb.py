@@ -8,12 +8,15 @@ by its ``schema`` key, not its folder. Files named ``*.test.yaml`` are rule test
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import os
 import re
 import string
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import ValidationError
 
@@ -21,7 +24,9 @@ from clusterdx.engine.graph import TOP_SYMPTOM, CausalGraph
 from clusterdx.engine.ir import ConditionError, parse_condition
 from clusterdx.engine.problems import KBLoadError, Problem, did_you_mean
 from clusterdx.engine.schema import DOC_MODELS, OPS, FactPattern, Node, Probe, Question, Remediation, Rule
-from clusterdx.engine.yamlsafe import Located, YamlError, load_file
+
+if TYPE_CHECKING:
+    from clusterdx.engine.yamlsafe import Located
 
 
 def shipped_dirs() -> tuple[Path, Path]:
@@ -66,14 +71,17 @@ class KnowledgeBase:
         return [r for r in self.rules.values() if any(e.node == node_id for e in r.evidence)]
 
 
-def _yaml_files(root: Path) -> Iterable[Path]:
-    for path in sorted(root.rglob("*.yaml")):
-        rel = path.relative_to(root).parts
-        if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
-            continue
-        if path.name.endswith(".test.yaml"):
-            continue
-        yield path
+def _yaml_files(root: Path) -> list[Path]:
+    """KB documents under ``root``, sorted as paths sort; folders read by other loaders (the case
+    library, reference tables) and hidden ones are not entered at all (the case library alone
+    holds thousands of files)."""
+    found: list[Path] = []
+    for folder, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d not in SKIP_DIRS and not d.startswith(".")]
+        base = Path(folder)
+        found += [base / n for n in names if n.endswith(".yaml") and not n.endswith(".test.yaml")]
+    found.sort()
+    return found
 
 
 def _display(path: Path) -> str:
@@ -83,17 +91,42 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True) -> KnowledgeBase:
-    """Load and validate; raise :class:`KBLoadError` on errors when ``strict``."""
+def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True, cache: bool = False) -> KnowledgeBase:
+    """Load and validate; raise :class:`KBLoadError` on errors when ``strict``.
+
+    ``cache``: read the compiled knowledge base of exactly these files when one is stored, and
+    store one after a load from source that found no errors (:mod:`clusterdx.engine.kbcache`).
+    Commands that author or check the KB leave it off: they must see the source and its locations.
+    """
+    from clusterdx.engine import kbcache
+
+    roots = list(dirs) if dirs is not None else list(shipped_dirs())
+    files = {root: _yaml_files(root) for root in roots}
+    key = ""
+    if cache and kbcache.enabled():
+        key = kbcache.source_key(roots, files)
+        stored = kbcache.read(key)
+        if stored is not None:
+            kb = _from_compiled(stored, roots, kbcache.warn)
+            if kb is not None:
+                return kb
+    kb = _load_source(roots, files)
+    if key and not kb.errors:
+        kbcache.write(key, _compiled(kb))
+    if strict and kb.errors:
+        raise KBLoadError(kb.problems)
+    return kb
+
+
+def _load_source(roots: list[Path], files: dict[Path, list[Path]]) -> KnowledgeBase:
     from clusterdx.facts.base import load_fact_types
 
     fact_types = load_fact_types()
     kb = KnowledgeBase()
-    roots = list(dirs) if dirs is not None else list(shipped_dirs())
     kb.roots = roots
     seen: set[Path] = set()
     for root in roots:
-        for path in _yaml_files(root):
+        for path in files[root]:
             # an editable install makes the shipped KB and the checkout the same files: load once
             real = path.resolve()
             if real in seen:
@@ -103,12 +136,95 @@ def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True) -> Knowl
     _check_references(kb, fact_types)
     _check_graph(kb)
     _check_coverage(kb)
-    if strict and kb.errors:
-        raise KBLoadError(kb.problems)
+    return kb
+
+
+_KINDS: dict[str, str] = {"Rule": "rules", "Node": "nodes", "Remediation": "remediations", "Probe": "probes",
+                          "Question": "questions"}
+
+
+def _compiled(kb: KnowledgeBase) -> dict[str, Any]:
+    """A loaded knowledge base as plain data: its documents in load order (so that overrides replay
+    the same way), the load's warnings and the graph's tables."""
+    docs = []
+    for key, path in kb.files.items():
+        kind, sep, doc_id = key.partition(":")
+        if not sep:
+            continue  # the rule-id alias of a "Rule:<id>" entry
+        doc = getattr(kb, _KINDS[kind])[doc_id]
+        entry: dict[str, Any] = {"kind": kind, "path": str(path), "data": doc.model_dump(mode="json", by_alias=True)}
+        dates = _date_paths(doc.model_dump(by_alias=True), ())
+        if dates:
+            entry["dates"] = dates  # YAML dates in free-form fields (created:) come back as dates
+        docs.append(entry)
+    return {
+        "roots": [str(r) for r in kb.roots],
+        "docs": docs,
+        "problems": [dataclasses.asdict(p) for p in kb.problems],
+        "graph": kb.graph.tables() if kb.graph is not None else None,
+    }
+
+
+def _date_paths(value: Any, path: tuple) -> list[list[Any]]:
+    """Where in a document's data a ``date`` or ``datetime`` sits (JSON writes them as text)."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return [[*path, "datetime" if isinstance(value, datetime.datetime) else "date"]]
+    out: list[list[Any]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _date_paths(v, (*path, k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            out += _date_paths(v, (*path, i))
+    return out
+
+
+def _restore_dates(data: dict[str, Any], paths: list[list[Any]]) -> None:
+    for *where, kind in paths:
+        holder: Any = data
+        for step in where[:-1]:
+            holder = holder[step]
+        text = holder[where[-1]]
+        holder[where[-1]] = (datetime.datetime if kind == "datetime" else datetime.date).fromisoformat(text)
+
+
+def _from_compiled(data: dict[str, Any], roots: list[Path], warn: Any) -> KnowledgeBase | None:
+    """The knowledge base stored by :func:`_compiled`, every document validated again; None (with a
+    warning) when the data does not hold one."""
+    from clusterdx.engine.schema import Node, Probe, Question, Remediation, Rule
+
+    models = {"Rule": Rule, "Node": Node, "Remediation": Remediation, "Probe": Probe, "Question": Question}
+    kb = KnowledgeBase(roots=roots)
+    try:
+        for doc in data["docs"]:
+            kind = doc["kind"]
+            if "dates" in doc:
+                _restore_dates(doc["data"], doc["dates"])
+            model = models[kind].model_validate(doc["data"])
+            path = Path(doc["path"])
+            getattr(kb, _KINDS[kind])[model.id] = model  # type: ignore[attr-defined]
+            kb.files[f"{kind}:{model.id}"] = path  # type: ignore[attr-defined]
+            if kind == "Rule":
+                kb.files[model.id] = path  # type: ignore[attr-defined]
+        kb.problems = [Problem(**p) for p in data["problems"]]
+        tables = data["graph"]
+        if tables is not None:
+            attenuation = {str(c): {str(n): float(w) for n, w in reach.items()}
+                           for c, reach in tables["attenuation"].items()}
+            paths = {str(c): [str(n) for n in path] for c, path in tables["paths"].items()}
+            kb.graph = CausalGraph.from_tables(kb.nodes, attenuation, paths)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # ValidationError is a ValueError
+        warn(f"ignoring a compiled knowledge base that does not hold one ({type(exc).__name__}); rebuilding it")
+        return None
+    if kb.errors:
+        warn("ignoring a compiled knowledge base that records errors; loading from source")
+        return None
     return kb
 
 
 def _load_document(kb: KnowledgeBase, path: Path) -> None:
+    from clusterdx.engine.yamlsafe import YamlError, load_file
+
     name = _display(path)
     try:
         located = load_file(path)

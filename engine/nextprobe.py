@@ -126,6 +126,18 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
     next_key = max((r.key for r in refs), default=-1) + 1
     out: list[Suggestion] = []
+    # what-if rankings by the evidence added: every cause upstream of one node sees the same added
+    # evidence, and so does each probe that unlocks the same rules, so one ranking answers them all
+    # (a 19-fact case asked for 391 rankings, of which a few dozen differ)
+    rankings: dict[tuple[EvidenceRef, ...], dict[str, float]] = {}
+
+    def whatif(extra: list[EvidenceRef]) -> dict[str, float]:
+        key = tuple(extra)
+        found = rankings.get(key)
+        if found is None:
+            found = rankings[key] = {s.cause: s.confidence for s in score(kb.graph, refs + extra, gap_pct, priors)}
+        return found
+
     from clusterdx.facts.formats import all_formats
 
     formats = all_formats()
@@ -157,9 +169,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
                 p = 0.5 + 0.5 * p
             post_s = post_r = conf.get(cause, 0.0)
             if by_effect["supports"]:
-                post_s = _conf_of(score(kb.graph, refs + by_effect["supports"], gap_pct, priors), cause)
+                post_s = whatif(by_effect["supports"]).get(cause, 0.0)
             if by_effect["refutes"]:
-                post_r = _conf_of(score(kb.graph, refs + by_effect["refutes"], gap_pct, priors), cause)
+                post_r = whatif(by_effect["refutes"]).get(cause, 0.0)
             eig = max(_h(p) - (p * _h(post_s) + (1 - p) * _h(post_r)), 0.0)
             if cause in top_two:
                 weight = 3.0
@@ -194,7 +206,3 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
             first.append(best)
     rest = [s for s in out if s not in first]
     return (first + rest)[:limit]
-
-
-def _conf_of(scored: list[Scored], cause: str) -> float:
-    return next((s.confidence for s in scored if s.cause == cause), 0.0)

@@ -32,7 +32,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clusterdx.engine.schema import Prior, Status
-from clusterdx.engine.yamlsafe import YamlError, load_file
 
 DEFAULT_STATUSES: tuple[str, ...] = ("stable", "test")
 
@@ -104,6 +103,7 @@ def load_site(path: Path | None = None) -> SiteConfig:
             return SiteConfig()
     if not chosen.is_file():
         raise SiteConfigError(f"site configuration not found: {chosen}")
+    from clusterdx.engine.yamlsafe import YamlError, load_file  # YAML only when a site file exists
     try:
         located = load_file(chosen)
     except YamlError as exc:

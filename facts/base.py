@@ -122,7 +122,7 @@ _SCALARS = (str, int, float, bool)
 class Fact(BaseModel):
     """Base of every fact type. Subclasses set ``fact_type`` and declare their fields."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     fact_type: ClassVar[str] = ""
     #: one line saying what the fact means; shown by ``clusterdx formats`` and ``kb lint``

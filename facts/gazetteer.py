@@ -1,6 +1,7 @@
 """Gazetteers: the cloud instance types, GPU SKUs and NIC models a ticket's prose may name.
 
-The tables are data (``kb/gazetteers/*.yaml``, loaded with ``yaml.safe_load`` and validated
+The tables are data (``kb/gazetteers/*.yaml``, loaded with ``yaml.safe_load`` (through the cache of
+:func:`clusterdx.engine.kbcache.table_data`) and validated
 here), each row with the reference it was taken from; the prose reader
 (:mod:`clusterdx.facts.parsers.prose`) turns a name it finds into inventory facts through them.
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 
@@ -98,7 +98,9 @@ class Gazetteers(BaseModel):
 
 def _load(name: str, key: str, schema: str) -> list:
     text = resources.files("clusterdx.kb").joinpath(f"gazetteers/{name}").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    from clusterdx.engine.kbcache import table_data
+
+    data = table_data(text)
     if not isinstance(data, dict) or data.get("schema") != schema:
         raise ValueError(f"kb/gazetteers/{name}: schema must be {schema}")
     return data.get(key) or []

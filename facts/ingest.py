@@ -1016,6 +1016,10 @@ class _Run:
                                        line_end=seg.last_line or (seg.first_line + len(seg.lines) - 1))
                     if rec.status in ("parsed", "partial"):
                         taken.update(sub.lineno(i) for i in range(len(sub.lines)))
+                    elif rec.status == "unrecognized" and self.result.inputs and self.result.inputs[-1] is rec:
+                        # a block that looked like a tool's output and was not: it stays the
+                        # prose record's lines (accounted for there), not an input of its own
+                        self.result.inputs.pop()
         finally:
             self.formats = saved
             self._in_block = False

@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.base import Fact
@@ -68,7 +67,9 @@ class ReferenceError(ValueError):
 
 
 def _parse(text: str, origin: str) -> ReferenceTable:
-    data = yaml.safe_load(text)
+    from clusterdx.engine.kbcache import table_data
+
+    data = table_data(text)
     try:
         table = ReferenceTable.model_validate(data)
     except Exception as exc:

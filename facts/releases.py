@@ -18,7 +18,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.versions import in_range, version_key
@@ -53,7 +52,9 @@ class ReleaseTable(BaseModel):
 @lru_cache(maxsize=1)
 def table() -> ReleaseTable:
     text = resources.files("clusterdx.kb").joinpath("reference/nccl-releases.yaml").read_text("utf-8")
-    return ReleaseTable.model_validate(yaml.safe_load(text))
+    from clusterdx.engine.kbcache import table_data
+
+    return ReleaseTable.model_validate(table_data(text))
 
 
 def entries_for(version: str) -> list[ReleaseEntry]:

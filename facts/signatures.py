@@ -20,7 +20,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.base import SourceRef
@@ -55,7 +54,9 @@ class SignatureTable(BaseModel):
 @lru_cache(maxsize=1)
 def table() -> SignatureTable:
     text = resources.files("clusterdx.kb").joinpath("reference/signatures.yaml").read_text("utf-8")
-    return SignatureTable.model_validate(yaml.safe_load(text))
+    from clusterdx.engine.kbcache import table_data
+
+    return SignatureTable.model_validate(table_data(text))
 
 
 @lru_cache(maxsize=1)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 GUIDE = Path(__file__).parents[1] / "docs" / "authoring.md"
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 
@@ -38,6 +40,7 @@ def run(line: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=300, env=env)
 
 
+@pytest.mark.slow  # runs every command of the guide as a subprocess (about 10 s)
 def test_guide_runs_end_to_end(tmp_path):
     files = commands = 0
     for lang, info, body in blocks():

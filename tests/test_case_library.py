@@ -45,6 +45,7 @@ def test_public_corpus_records_source_and_first_run():
         assert (c / "input" / "notes.md").exists() or any((c / "input").iterdir()), c.name
 
 
+@pytest.mark.slow  # diagnoses the whole public-ticket corpus (about 7 s)
 def test_public_corpus_floor(kb):
     if not PUBLIC:
         pytest.skip("no public-thread cases in kb/cases")

@@ -26,6 +26,7 @@ def test_help_lists_commands():
         assert word in proc.stdout
 
 
+@pytest.mark.slow  # subprocesses and a full JSON Schema validation (about 6 s)
 def test_json_report_validates_against_generated_schema(tmp_path):
     schema = json.loads(cli("schema", "report").stdout)
     bundle = tmp_path / "ticket"

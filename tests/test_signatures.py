@@ -28,6 +28,17 @@ HITS = [
      "iommu-io-page-fault"),
     ("DMAR: DRHD: handling fault status reg 3", "dmar-fault"),
     ("NCCL WARN Cuda failure 'peer access is not supported between these two devices'", "peer-access-not-supported"),
+    ("test: Test CUDA failure common.cu:941 'system not yet initialized'", "cuda-system-not-ready"),
+    ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'", "nvls-cuda-failure"),
+    ("nvidia-fabricmanager.service: Failed with result 'exit-code'", "fabric-manager-down"),
+    ("fabric manager reports a non critical error on GPU 3", "fabric-manager-down"),
+    ("6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)", "ofi-tcp-provider"),
+    ("[0]:Unable to write to EQ: Missing or unavailable event queue. err: Unknown error -12 (-12) prov_errno: "
+     "Unknown error -12 (-12) prov/efa/src/rxr/rxr.h:993", "rdma-registration-enomem"),
+    ("kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with "
+     "error 4, opcode 5327, len 5327, vendor err 81 (Send)", "ib-completion-local-protection"),
+    ("_ibvwrap.cc: NCCL WARN Call to ibv_modify_qp failed with error Connection timed out_", "ibv-modify-qp-timeout"),
+    ("But if I ibv_reg_mr to register a buff on GPU, it fails.", "gpu-memory-registration-fails"),
 ]
 
 LOOKALIKES = [
@@ -36,6 +47,11 @@ LOOKALIKES = [
     "iommu: Default domain type: Passthrough",                           # IOMMU line, no fault
     "nvidia_peermem 16384 0",                                            # module loaded (lsmod)
     "ls -l /dev/infiniband",                                             # the command, no error
+    "NET/OFI Selected Provider is efa (found 4 nics)",                   # EFA selected
+    "NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129",  # retry, not protection
+    "Setting NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 resolves the deadlock",  # SHM named, nothing exhausted
+    "the fabric manager service is running and the fabric state is Completed",  # healthy fabric
+    "ibv_reg_mr works fine on host memory",                               # registration fine
 ]
 
 
@@ -60,7 +76,7 @@ def test_lookalike_not_found(line):
 def test_every_entry_has_a_node_in_the_kb_and_a_hit_above():
     from clusterdx.engine.kb import load_kb
 
-    kb = load_kb()
+    kb = load_kb(cache=True)
     tested = {s for _, s in HITS}
     for e in signatures.table().entries:
         assert e.node in kb.nodes, e.id

@@ -31,6 +31,7 @@ def biglog(tmp_path_factory):
     return path, lines
 
 
+@pytest.mark.slow  # parses a large generated log twice (about 25 s)
 def test_big_log_is_streamed_with_the_same_facts_as_in_memory(biglog, monkeypatch):
     path, lines = biglog
     streamed = ingest([path])
@@ -48,6 +49,7 @@ def test_big_log_is_streamed_with_the_same_facts_as_in_memory(biglog, monkeypatc
     assert dump(streamed.facts) == dump(whole.facts)
 
 
+@pytest.mark.slow  # builds and parses the large generated log in memory (about 5 s)
 def test_in_memory_parse_of_the_same_text_matches(biglog):
     path, _ = biglog
     text = path.read_text()

@@ -84,7 +84,7 @@ def kb_list(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"
     """List root causes and rules."""
     import orjson
 
-    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True), cache=False)
     causes = [{"id": n.id, "layer": n.layer, "seed": n.seed, "prior": n.prior, "title": n.title}
               for n in sorted(kb.nodes.values(), key=lambda n: (n.layer or "", n.id)) if n.kind == "root_cause"]
     rules = [{"id": r.id, "status": r.status, "title": r.title, "nodes": [e.node for e in r.evidence]}
@@ -112,7 +112,7 @@ def kb_show(
     from clusterdx.cli import _fail
     from clusterdx.engine.problems import did_you_mean
 
-    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True), cache=False)
     for kind, table in (("node", kb.nodes), ("rule", kb.rules), ("remediation", kb.remediations),
                         ("probe", kb.probes)):
         if item in table:
@@ -151,7 +151,7 @@ def kb_graph(
     from clusterdx.engine.problems import did_you_mean
     from clusterdx.explainers.graph import to_dot, to_mermaid
 
-    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True), cache=False)
     assert kb.graph is not None
     graph = kb.graph.graph
     if focus:
@@ -214,7 +214,7 @@ def kb_eval(
 
     from clusterdx.engine.cases import case_dirs, evaluate_library
 
-    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True))
+    kb = _load_kb(kb_dirs(None, _site(None), prefer_checkout=True), cache=False)
     dirs = case_dirs(cases) if cases else None
     result = evaluate_library(kb, dirs)
     if fmt == OutputFormat.json:

@@ -262,7 +262,7 @@ def sniff(doc: Document) -> float:
     if not hits:
         # an excerpt of prefix-less messages is this format only when it is mostly such lines
         # (one quoted "NCCL_P2P_LEVEL set by environment to LOC" in a ticket is prose's)
-        if bare and bare * 2 >= nonblank:
+        if bare and bare * 3 >= nonblank * 2:
             return min(0.9, 0.5 + 0.4 * bare / nonblank)
         return 0.0
     # the prefix "host:pid:tid [dev] NCCL INFO" is unmistakable: a log where four lines in five

@@ -3,6 +3,7 @@ pass into not checked, fleet counts, exit codes and the JSON schema."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -17,10 +18,19 @@ from clusterdx.engine.kb import load_kb, shipped_dirs
 from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.yamlsafe import load_plain
 
-KB = load_kb()
+
+
+@functools.lru_cache(maxsize=1)
+def _kb():
+    return load_kb(cache=True)
+
+
 CASES = shipped_dirs()[1] / "cases"
 ROOT = Path(__file__).parents[2]
-SEED = {n.id for n in KB.nodes.values() if n.kind == "root_cause" and n.seed}
+
+
+def _seed() -> set[str]:
+    return {n.id for n in _kb().nodes.values() if n.kind == "root_cause" and n.seed}
 
 
 def statuses(report):
@@ -28,7 +38,7 @@ def statuses(report):
 
 
 def test_healthy_bundle_passes_what_it_has_evidence_for():
-    report = run_check(KB, [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=False, site=SiteConfig())
+    report = run_check(_kb(), [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=False, site=SiteConfig())
     st = statuses(report)
     assert "fail" not in st.values() and "warn" not in st.values()
     passed = [c for c, s in st.items() if s == "pass"]
@@ -47,7 +57,9 @@ def _single_cause_seed_cases():
         spec = load_plain(c / "expect.yaml") or {}
         exp = spec.get("expect") or {}
         # public-thread cases are a measure, not a pass/fail test (kb eval reports them)
-        if spec.get("corpus") != "public" and exp.get("top") in SEED and not exp.get("in_top_3"):
+        # which tops are seed causes is the KB's to say, read when the test runs: collection
+        # loads no knowledge base
+        if spec.get("corpus") != "public" and exp.get("top") and not exp.get("in_top_3"):
             out.append(pytest.param(c, exp["top"], id=c.name))
     return out
 
@@ -56,14 +68,16 @@ def _single_cause_seed_cases():
 def test_seed_case_fails_exactly_its_item(case_dir, cause):
     """A seed-pattern case flags its own item and no other fails. Its item fails when a strong or
     decisive rule confirmed it; with only moderate evidence the honest status is warn."""
-    report = run_check(KB, [case_dir / "input"], fleet=False, strict=False, site=SiteConfig())
+    if cause not in _seed():
+        pytest.skip(f"{cause} is not a seed cause")
+    report = run_check(_kb(), [case_dir / "input"], fleet=False, strict=False, site=SiteConfig())
     st = statuses(report)
     failing = {c for c, s in st.items() if s == "fail"}
     detail = {i.cause: (i.status, i.reason) for i in report.items if i.status in ("fail", "warn")}
     assert failing <= {cause}, detail
     item = next(i for i in report.items if i.cause == cause)
     firm = any(e.strength in ("strong", "decisive") and e.node == cause and e.effect == "supports"
-               for rid in item.evidence for e in KB.rules[rid].evidence)
+               for rid in item.evidence for e in _kb().rules[rid].evidence)
     assert st[cause] == ("fail" if firm else "warn") or (st[cause] == "fail" and not firm), detail
     assert report.exit_code == (6 if st[cause] == "fail" else 0)
 
@@ -71,13 +85,13 @@ def test_seed_case_fails_exactly_its_item(case_dir, cause):
 def test_removing_the_file_turns_pass_into_not_checked(tmp_path):
     work = tmp_path / "input"
     shutil.copytree(CASES / "healthy-x86-tuned" / "input", work)
-    before = statuses(run_check(KB, [work], fleet=False, strict=False, site=SiteConfig()))
+    before = statuses(run_check(_kb(), [work], fleet=False, strict=False, site=SiteConfig()))
     assert before["numa-balancing-enabled"] == "pass"
     removed = [p for p in work.rglob("*") if p.is_file() and "numa_balancing" in p.read_text(errors="replace")]
     assert removed
     for p in removed:
         p.unlink()
-    after = run_check(KB, [work], fleet=False, strict=True, site=SiteConfig())
+    after = run_check(_kb(), [work], fleet=False, strict=True, site=SiteConfig())
     assert statuses(after)["numa-balancing-enabled"] == "not checked"
     item = next(i for i in after.items if i.cause == "numa-balancing-enabled")
     assert "kernel.sysctl" in " ".join(item.missing) and item.probes
@@ -85,13 +99,13 @@ def test_removing_the_file_turns_pass_into_not_checked(tmp_path):
 
 
 def test_grace_items_not_applicable_on_x86():
-    report = run_check(KB, [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=False, site=SiteConfig())
+    report = run_check(_kb(), [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=False, site=SiteConfig())
     assert statuses(report)["grace-4k-page-kernel"] == "not applicable"
 
 
 def test_fleet_counts_and_failing_nodes():
     paths = [CASES / "healthy-x86-tuned" / "input", CASES / "cp-numa-balancing-on-x86" / "input"]
-    report = run_check(KB, paths, fleet=True, strict=False, site=SiteConfig())
+    report = run_check(_kb(), paths, fleet=True, strict=False, site=SiteConfig())
     item = next(i for i in report.items if i.cause == "numa-balancing-enabled")
     assert item.status == "fail" and item.counts["fail"] == 1 and item.counts["pass"] == 1
     assert len(item.failing_nodes) == 1
@@ -99,7 +113,7 @@ def test_fleet_counts_and_failing_nodes():
 
 def test_mandatory_items_and_strict_exit(tmp_path):
     site = SiteConfig(mandatory=["numa-balancing-enabled"])
-    report = run_check(KB, [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=True, site=site)
+    report = run_check(_kb(), [CASES / "healthy-x86-tuned" / "input"], fleet=False, strict=True, site=site)
     assert report.coverage.mandatory == 1 and report.coverage.mandatory_checked == 1
     assert report.exit_code == 0  # the only mandatory item passed; other unchecked ones do not count
 

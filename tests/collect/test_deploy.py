@@ -67,6 +67,7 @@ def _run(bindir: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProces
                           timeout=60)
 
 
+@pytest.mark.slow  # the Slurm recipe through a fake srun, one collection per node (about 3 s)
 def test_slurm_recipe_collects_one_bundle_per_node(fake_slurm, tmp_path: Path):
     bindir, log = fake_slurm
     out = tmp_path / "shared" / "bundles"
@@ -81,6 +82,7 @@ def test_slurm_recipe_collects_one_bundle_per_node(fake_slurm, tmp_path: Path):
     assert "collect --quiet -o" in args and "--timeout 5" in args
 
 
+@pytest.mark.slow  # the Slurm recipe through a fake srun, one collection per node (about 4 s)
 def test_slurm_recipe_inside_the_jobs_pyxis_container(fake_slurm, tmp_path: Path):
     bindir, log = fake_slurm
     out = tmp_path / "out"

@@ -25,6 +25,7 @@ def run_py(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow  # random rule bases against the oracle, about 1.5 s a seed
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_differential_fuzz_against_oracle(seed):
     proc = subprocess.run([sys.executable, "-m", "tests.engine.fuzz_durable", str(seed), "400"], cwd=ROOT,

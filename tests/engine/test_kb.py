@@ -48,17 +48,23 @@ def _cases():
     return sorted(INVALID.glob("*.yaml"))
 
 
+@pytest.fixture(scope="module")
+def invalid_kb(tmp_path_factory):
+    """The whole invalid corpus loaded once, on top of the shipped KB so that references resolve.
+    Each corpus file breaks one thing of its own (an id of its own, no graph cycle), so one load
+    reports every file's problem as a load of that file alone would."""
+    work = tmp_path_factory.mktemp("site")
+    for path in _cases():
+        (work / path.name).write_text(path.read_text())
+    rules, kbdir = shipped_dirs()
+    return load_kb([rules, kbdir, work], strict=False)
+
+
 @pytest.mark.parametrize("path", _cases(), ids=lambda p: p.name)
-def test_invalid_corpus_gives_pinned_code_and_location(tmp_path, path):
+def test_invalid_corpus_gives_pinned_code_and_location(invalid_kb, path):
     header = path.read_text().splitlines()[0]
     m = re.match(r"# expect: (KB\d+) at (\d+):(\d+)", header)
     assert m, f"{path.name} lacks an '# expect: KBnnn at L:C' header"
     code, line, col = m.group(1), int(m.group(2)), int(m.group(3))
-    # the broken file is loaded on top of the shipped KB, so references resolve
-    work = tmp_path / "site"
-    work.mkdir()
-    (work / path.name).write_text(path.read_text())
-    rules, kbdir = shipped_dirs()
-    kb = load_kb([rules, kbdir, work], strict=False)
-    found = [p for p in kb.problems if p.file.endswith(path.name)]
+    found = [p for p in invalid_kb.problems if p.file.endswith(path.name)]
     assert any(p.code == code and (p.line, p.col) == (line, col) for p in found), [str(p) for p in found]

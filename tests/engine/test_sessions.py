@@ -5,10 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clusterdx.engine.evaluate import RuleEngine, split_sessions
-from clusterdx.engine.kb import load_kb
 from clusterdx.engine.ruletest import make_facts
 
-KB = load_kb()
 RULE = "vm-guest-smmu-cmdq-hot"  # perf.symbol_family joined with the node's platform.role (from cpu.info here)
 
 
@@ -22,8 +20,8 @@ def guest_cpu(node: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def engine():
-    e = RuleEngine(KB, [RULE])
+def engine(kb):
+    e = RuleEngine(kb, [RULE])
     yield e
     e.close()
 

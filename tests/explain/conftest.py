@@ -16,7 +16,7 @@ EVIL = ("gpu-h100-021:3122:3122 [0] NCCL WARN Could not open XML topology file "
 def kb():
     from clusterdx.engine.kb import load_kb
 
-    return load_kb()
+    return load_kb(cache=True)
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,7 @@ def numa_case(tmp_path):
     return dst
 
 
+@pytest.mark.slow  # an interactive session in a pseudo-terminal (about 3 s)
 def test_pasting_the_probe_output_confirms_the_cause(numa_case):
     child = spawn(str(numa_case))
     child.expect(r"Next probe: .*\[sysctl-numa-balancing\]")
@@ -55,6 +56,7 @@ def test_pasting_the_probe_output_confirms_the_cause(numa_case):
     assert finish(child) == 0
 
 
+@pytest.mark.slow  # an interactive session in a pseudo-terminal (about 4 s)
 def test_answering_a_question_confirms_the_cause():
     child = spawn(str(CASES / "td-env-docker-missing" / "input"))
     child.expect(r"1\. container-nccl-env-not-propagated\s+confidence 0\.[0-7]")
@@ -68,6 +70,7 @@ def test_answering_a_question_confirms_the_cause():
     assert finish(child) == 0
 
 
+@pytest.mark.slow  # two interactive sessions in a pseudo-terminal (about 8 s)
 def test_save_and_resume(tmp_path, numa_case):
     saved = tmp_path / "session.json"
     child = spawn(str(CASES / "td-env-docker-missing" / "input"))

@@ -50,7 +50,7 @@ def write_node(root: Path, host: str, *, numa: int = 0, governor: str = "perform
 def kb():
     from clusterdx.engine.kb import load_kb
 
-    return load_kb()
+    return load_kb(cache=True)
 
 
 @pytest.fixture

@@ -114,6 +114,7 @@ def _crash_or_raise(real):
     return fake
 
 
+@pytest.mark.slow  # waits out a hung worker's timeout (about 5 s)
 @pytest.mark.skipif(sys.platform != "linux", reason="the fault injection relies on fork")
 def test_broken_bundles_are_reported_while_the_others_finish(tmp_path, make_node, kb, monkeypatch):
     for i in range(4):
@@ -175,6 +176,7 @@ def test_committed_fleet_schema_is_current():
     assert committed == json.loads(json.dumps(FleetReport.model_json_schema(by_alias=True)))
 
 
+@pytest.mark.slow  # two fleet runs as subprocesses, with workers (about 6 s)
 def test_markdown_and_html_output_name_the_drifted_node_and_escape_inputs(make_node):
     for i in range(4):
         d = make_node(f"gpu-{i}", nccl="2.18.3" if i == 0 else "2.23.4", peer=f"gpu-{(i + 1) % 4}")

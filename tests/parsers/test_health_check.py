@@ -100,6 +100,7 @@ def test_sniff_over_other_fixtures(path):
     assert sniff_file(hc.sniff_dcgmi, path) < 0.3 and sniff_file(hc.sniff_script, path) < 0.3
 
 
+@pytest.mark.slow  # ten 30-line documents of 2-10 KB lines through two parsers (about 12 s)
 def test_long_lines_are_fast():
     for line in ("Check " + "x " * 1000 + ": PASS\n", "| " + "a" * 5000 + " | Pass |\n",
                  "FAIL: " + "a: " * 1500 + "\n", "Check " + " " * 1990 + "\n", "." * 1990 + ": OK x\n"):

@@ -79,6 +79,7 @@ def _run_format(name: str) -> None:
             pass  # refusing the input is fine; taking minutes over it is not
 
 
+@pytest.mark.slow  # every format's hostile 50 KB lines through every sniffer (5-30 s a format)
 @pytest.mark.parametrize("name", sorted(all_formats()))
 def test_long_lines_sniff_and_parse_in_bounded_time(name):
     if all_formats()[name].parse is None:

@@ -1,0 +1,90 @@
+"""The console entry point: `clusterdx --help` (or ``-h``) from the text the last run printed, everything else
+through the typer app (:mod:`clusterdx.cli`).
+
+Importing typer and building the click command tree is most of the top-level help's cost (about
+three times Python's own start-up). The text it prints depends only on the CLI's code and the
+terminal width, so it is kept beside the compiled knowledge base
+(:mod:`clusterdx.engine.kbcache`: same folder, same ``CLUSTERDX_NO_CACHE``), keyed by the
+version, the size and modification time of the CLI modules, the width and the help style. This
+module imports nothing beyond the standard library on that path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def _help_key() -> str | None:
+    import hashlib
+    import shutil
+
+    from clusterdx import __version__
+
+    here = Path(__file__).parent
+    parts: list[object] = [__version__, os.environ.get("TYPER_USE_RICH", "0"),
+                           shutil.get_terminal_size().columns]
+    try:
+        for p in [here / "cli.py", *sorted((here / "commands").glob("*.py"))]:
+            st = p.stat()
+            parts.append((p.name, st.st_size, st.st_mtime_ns))
+    except OSError:
+        return None
+    return hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+
+
+def _help_file(key: str) -> Path:
+    from clusterdx.engine.kbcache import cache_dir
+
+    return cache_dir() / f"help-{key}.txt"
+
+
+def _cache_on() -> bool:
+    from clusterdx.engine.kbcache import enabled
+
+    return enabled()
+
+
+def main() -> None:
+    if sys.argv[1:] in (["--help"], ["-h"]) and _cache_on():
+        key = _help_key()
+        if key is not None:
+            try:
+                text = _help_file(key).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                _help_and_store(key)
+                return
+            sys.stdout.write(text)
+            return
+    from clusterdx.cli import main as cli_main
+
+    cli_main()
+
+
+def _help_and_store(key: str) -> None:
+    import contextlib
+    import io
+
+    from clusterdx.cli import main as cli_main
+
+    buffer = io.StringIO()
+    code: object = 0
+    try:
+        with contextlib.redirect_stdout(buffer):
+            cli_main()
+    except SystemExit as exc:
+        code = exc.code
+    text = buffer.getvalue()
+    sys.stdout.write(text)
+    if code in (0, None) and text:
+        path = _help_file(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    if code not in (0, None):
+        raise SystemExit(code)

@@ -145,6 +145,25 @@ def reference_error(exc: Exception) -> "typer.Exit":
     return _fail(f"bad --reference: {problem}{where}", ExitStatus.USAGE)
 
 
+#: --timeout of diagnose, triage and check (seconds; 0: no limit); see clusterdx.facts.deadline
+TIMEOUT_HELP = ("Seconds the whole run may take (0: no limit); past it the report is partial and says "
+                "what was not finished.")
+
+
+def _finish(outcome, output: Optional[Path]) -> None:
+    """Print a supervised run's outcome (see clusterdx.engine.backstop) and exit with its code."""
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr)
+    if outcome.error:  # as main() reports an unexpected error: one line, the traceback on request
+        if os.environ.get("CLUSTERDX_DEBUG"):
+            sys.stderr.write(outcome.traceback)
+        typer.echo(f"clusterdx: internal error: {outcome.error} (set CLUSTERDX_DEBUG=1 for the traceback)", err=True)
+    if outcome.text:
+        _emit(outcome.text, output)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
+
+
 def _fail(message: str, status: ExitStatus) -> "typer.Exit":
     typer.echo(f"clusterdx: {message}", err=True)
     return typer.Exit(int(status))
@@ -226,10 +245,14 @@ def diagnose(
                                      help="Guided session: propose probes and questions, re-rank after each answer."),
     resume: Optional[Path] = typer.Option(None, "--resume", metavar="FILE",
                                           help="Continue an interactive session saved with 's'."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS",
+                                  help=TIMEOUT_HELP + " Not used with --interactive."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
+    from clusterdx.engine.backstop import Outcome, fallback_report, supervised
     from clusterdx.engine.diagnose import collect_live, collect_paths, diagnose as run
     from clusterdx.explainers import renderer
+    from clusterdx.facts.deadline import Deadline
 
     redact = not no_redact
     check_scope(scope)
@@ -253,22 +276,32 @@ def diagnose(
         except SessionError as exc:
             raise _fail(str(exc), ExitStatus.USAGE) from None
         raise typer.Exit(run_session(session, kb=kb, site=site))
-    target = collect_paths(paths, node=node, scope=scope, redact=redact) if paths else collect_live(redact=redact)
-    base = collect_paths(baseline, redact=redact) if baseline else None
     import yaml
 
     from clusterdx.facts.reference import ReferenceError
 
-    try:
-        report = run(target, base, kb=kb, redact=redact, site=site, reference=reference)
-    except (ReferenceError, yaml.YAMLError) as exc:
-        raise reference_error(exc) from None
+    deadline = Deadline(timeout)
     options = {"verbose": verbose, "show_all": show_all}
     if fmt_name == "text" and output is None:
         options["color"] = sys.stdout.isatty()
-    _emit(renderer(fmt_name)(report, **options), output)
-    if fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses):
-        raise typer.Exit(int(ExitStatus.FAIL_ON))
+
+    def work() -> Outcome:
+        target = (collect_paths(paths, node=node, scope=scope, redact=redact, deadline=deadline) if paths
+                  else collect_live(redact=redact, deadline=deadline))
+        base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
+        try:
+            report = run(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
+        except (ReferenceError, yaml.YAMLError) as exc:
+            raise reference_error(exc) from None
+        failed = fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses)
+        return Outcome(renderer(fmt_name)(report, **options), int(ExitStatus.FAIL_ON) if failed else 0)
+
+    def stopped(why: str) -> Outcome:
+        report = fallback_report(kb, [str(p) for p in paths or []], [str(p) for p in baseline or []], deadline,
+                                 why, redact)
+        return Outcome(renderer(fmt_name)(report, **options))
+
+    _finish(supervised(work, stopped, deadline), output)
 
 
 @app.command()

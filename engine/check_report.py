@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusterdx.engine.report import Incomplete
+
 CHECK_SCHEMA = "clusterdx.check/1"
 
 
@@ -46,6 +48,9 @@ class CheckReport(BaseModel):
     strict: bool
     site: dict[str, Any] | None = None
     inputs: list[dict[str, Any]] = Field(default_factory=list)
+    #: set when the run passed its time limit (``--timeout``): what was not finished (the
+    #: exit code is then never 0: an unfinished check is not a pass)
+    incomplete: Incomplete | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

@@ -8,14 +8,20 @@ from typing import Sequence
 from clusterdx import __version__
 from clusterdx.engine.check_report import CheckItemOut, CheckReport, Coverage
 from clusterdx.engine.checklist import STATUS_ORDER, Item, build, coverage, exit_status
-from clusterdx.engine.diagnose import collect_live, collect_paths, run_diagnosis
+from clusterdx.engine.diagnose import collect_live, collect_paths, incomplete_out, run_diagnosis
 from clusterdx.engine.kb import KnowledgeBase
 from clusterdx.engine.site import SiteConfig
+from clusterdx.facts.deadline import NO_DEADLINE, Deadline
+
+#: the exit code of a check that did not finish within its time limit and found no failure
+UNFINISHED_EXIT = 7
 
 
-def _node_items(kb: KnowledgeBase, paths: Sequence[Path], site: SiteConfig, redact: bool):
-    target = collect_paths(paths, redact=redact) if paths else collect_live(redact=redact)
-    diag = run_diagnosis(target, kb=kb, site=site, redact=redact)
+def _node_items(kb: KnowledgeBase, paths: Sequence[Path], site: SiteConfig, redact: bool,
+                deadline: Deadline = NO_DEADLINE):
+    target = (collect_paths(paths, redact=redact, deadline=deadline) if paths
+              else collect_live(redact=redact, deadline=deadline))
+    diag = run_diagnosis(target, kb=kb, site=site, redact=redact, deadline=deadline)
     items = build(kb, diag.report, diag.facts, site.mandatory)
     name = ", ".join(diag.report.nodes) if diag.report.nodes else (str(paths[0]) if paths else "this machine")
     return name, items, diag.report
@@ -27,17 +33,46 @@ def _out(item: Item) -> CheckItemOut:
                         probes=item.probes, mandatory=item.mandatory)
 
 
+def _exit_code(items: Sequence[Item], strict: bool, deadline: Deadline) -> int:
+    code = exit_status(items, strict)
+    return UNFINISHED_EXIT if code == 0 and deadline.incomplete else code
+
+
+def stopped_check(kb: KnowledgeBase, paths: Sequence[str], strict: bool, site: SiteConfig, deadline: Deadline,
+                  why: str) -> CheckReport:
+    """The checklist of a run the backstop stopped (see clusterdx.engine.backstop): every item
+    not checked, saying why."""
+    from clusterdx.engine.backstop import fallback_report
+
+    report = fallback_report(kb, list(paths), [], deadline, why)
+    items = [Item(n.id, n.title, n.layer or "", list(n.seed), "not checked", f"not finished: {why}",
+                  mandatory=n.id in site.mandatory)
+             for n in kb.nodes.values() if n.kind == "root_cause"]
+    return CheckReport(version=__version__, nodes=[], items=[_out(i) for i in items],
+                       coverage=Coverage(**coverage(items)), exit_code=_exit_code(items, strict, deadline) or UNFINISHED_EXIT,
+                       strict=strict, site=site.summary() if site.path else None,
+                       inputs=[{"path": i.path, "format": None, "status": i.status, "reason": i.reason}
+                               for i in report.inputs], incomplete=report.incomplete)
+
+
 def run_check(kb: KnowledgeBase, paths: list[Path], *, fleet: bool, strict: bool, site: SiteConfig,
-              redact: bool = True) -> CheckReport:
+              redact: bool = True, deadline: Deadline | None = None) -> CheckReport:
+    """``deadline``: the run's time limit; past it the report is partial (``incomplete``) and the
+    exit code not 0. In fleet mode the nodes not reached are named there."""
+    deadline = deadline or NO_DEADLINE
     if not fleet:
-        name, items, report = _node_items(kb, paths, site, redact)
+        name, items, report = _node_items(kb, paths, site, redact, deadline)
         inputs = [{"path": i.path, "format": i.format, "status": i.status, "reason": i.reason} for i in report.inputs]
         return CheckReport(version=__version__, nodes=[name], items=[_out(i) for i in items],
-                           coverage=Coverage(**coverage(items)), exit_code=exit_status(items, strict), strict=strict,
-                           site=site.summary() if site.path else None, inputs=inputs)
+                           coverage=Coverage(**coverage(items)), exit_code=_exit_code(items, strict, deadline),
+                           strict=strict, site=site.summary() if site.path else None, inputs=inputs,
+                           incomplete=incomplete_out(deadline))
     per_node: dict[str, list[Item]] = {}
     for p in paths:
-        name, items, _ = _node_items(kb, [p], site, redact)
+        if deadline.passed() and per_node:
+            deadline.not_evaluated(str(p))  # one node at least is always checked
+            continue
+        name, items, _ = _node_items(kb, [p], site, redact, deadline)
         if name in ("node", "", "unknown"):
             # no host name in the bundle: the path names the node (node3/, node3.tgz)
             name = p.name if p.name not in ("input", "bundle") else f"{p.parent.name}/{p.name}"
@@ -63,5 +98,5 @@ def run_check(kb: KnowledgeBase, paths: list[Path], *, fleet: bool, strict: bool
         out.failing_nodes = failing
         merged.append(out)
     return CheckReport(version=__version__, nodes=sorted(per_node), items=merged, coverage=Coverage(**coverage(flat)),
-                       exit_code=exit_status(flat, strict), strict=strict,
-                       site=site.summary() if site.path else None)
+                       exit_code=_exit_code(flat, strict, deadline), strict=strict,
+                       site=site.summary() if site.path else None, incomplete=incomplete_out(deadline))

@@ -17,11 +17,12 @@ from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.remedy import evidence_values, render_step
 from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
-    Difference, EvidenceOut, FactOut, Gap, Hypothesis, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
+    Difference, EvidenceOut, FactOut, Gap, Hypothesis, Incomplete, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
     Report, RuleOutcomeOut, TermOut, ToolInfo, VerificationOut,
 )
 from clusterdx.facts.base import Fact
+from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 
 _ENGINES: dict[tuple[int, str], RuleEngine] = {}
 
@@ -66,22 +67,22 @@ class Collected:
 
 
 def collect_paths(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
-                  redact: bool = True) -> Collected:
+                  redact: bool = True, deadline: Deadline | None = None) -> Collected:
     from clusterdx.facts.ingest import ingest
 
     from clusterdx.facts.base import printable
 
-    result = ingest(paths, node=node, scope=scope, redact=redact)
+    result = ingest(paths, node=node, scope=scope, redact=redact, deadline=deadline)
     return Collected(list(result.inputs), list(result.facts), [printable(str(p), False) for p in paths],
                      dict(result.aliases))
 
 
-def collect_live(redact: bool = True) -> Collected:
+def collect_live(redact: bool = True, deadline: Deadline | None = None) -> Collected:
     from clusterdx.facts.ingest import ingest_documents
     from clusterdx.facts.live import collect_documents
 
     docs, notes = collect_documents(redact=redact)
-    result = ingest_documents(docs, redact=redact)
+    result = ingest_documents(docs, redact=redact, deadline=deadline)
     inputs = list(result.inputs) + notes
     return Collected(inputs, list(result.facts), ["<this machine>"], dict(result.aliases))
 
@@ -96,14 +97,18 @@ class Diagnosis:
 
 def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
              redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
-             extra_evidence: Sequence[Any] | None = None) -> Report:
-    return run_diagnosis(target, baseline, kb, redact, site, reference, extra_evidence).report
+             extra_evidence: Sequence[Any] | None = None, deadline: Deadline | None = None) -> Report:
+    return run_diagnosis(target, baseline, kb, redact, site, reference, extra_evidence,
+                         deadline=deadline).report
 
 
 def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
                   redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
-                  extra_evidence: Sequence[Any] | None = None, next_probes: bool = True) -> Diagnosis:
+                  extra_evidence: Sequence[Any] | None = None, next_probes: bool = True,
+                  deadline: Deadline | None = None) -> Diagnosis:
     """``next_probes=False`` skips the next-probe search (fleet workers merge nodes instead).
+    ``deadline``: the run's time limit, the same one ingestion ran under; past it the stages left
+    stop taking work (see :mod:`clusterdx.facts.deadline`) and the report says so in ``incomplete``.
     ``extra_evidence``: evidence from outside the rules (a user's answer to a KB question), items
     with ``rule_id``, ``node``, ``effect``, ``strength`` and ``message`` (see
     :class:`clusterdx.engine.questions.ExtraEvidence`); it joins the ranking like a rule's."""
@@ -111,20 +116,21 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     from clusterdx.facts.reference import describe, select
 
     kb = kb or load_kb(cache=True)  # the shipped KB, compiled once per cache folder
+    deadline = deadline or NO_DEADLINE
     site = site or SiteConfig()
     params = rule_params(kb, site)
     ref = select(reference, target.facts)
     derive_warnings: list[str] = []
-    facts = derive_all(target.facts, ref, derive_warnings, params)
+    facts = derive_all(target.facts, ref, derive_warnings, params, deadline)
     facts = facts + cross_node_facts(facts, params=params)
     differences: list[Difference] = []
     if baseline is not None:
-        base_facts = derive_all(baseline.facts, ref, derive_warnings, params)
+        base_facts = derive_all(baseline.facts, ref, derive_warnings, params, deadline)
         extra, diffs = compare(facts, base_facts, derive_warnings)
         facts = facts + extra
         differences = [Difference(**d) for d in diffs]
     engine = engine_for(kb, site)
-    results, warnings = engine.evaluate(facts)
+    results, warnings = engine.evaluate(facts, deadline)
     warnings = site_warnings(kb, site) + derive_warnings + warnings
     gap = _gap(facts)
     refs, by_key = _evidence(results)
@@ -147,6 +153,9 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     # collection, so it neither puts a cause "in context" nor rules a probe out
     known = [f for f in facts if f.fact_type != "platform.role"]
     present = {f.fact_type for f in known}
+    if next_probes and deadline.passed():
+        deadline.skipped("next probes")  # a what-if re-ranking per probe: the longest step left
+        next_probes = False
     suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in known],
                           engine_rules={r.id: r for r in engine.rules}) if next_probes else []
     if gap is not None:
@@ -183,8 +192,22 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         redacted=redact,
         site=site.summary() if site.path else None,
         reference=describe(ref),
+        incomplete=incomplete_out(deadline),
     )
+    if report.incomplete is not None:
+        report.warnings.append(deadline.summary())
     return Diagnosis(report, facts)
+
+
+def incomplete_out(deadline: Deadline) -> Incomplete | None:
+    """The report's account of a run that passed its time limit; None for a finished one."""
+    if not deadline.incomplete:
+        return None
+    return Incomplete(timeout_s=deadline.seconds or 0.0, stage=deadline.stage,
+                      inputs_not_read=list(deadline.inputs_not_read),
+                      derivers_not_run=list(deadline.derivers_not_run),
+                      nodes_not_evaluated=list(deadline.nodes_not_evaluated),
+                      stages_skipped=list(deadline.stages_skipped))
 
 
 GENERIC_NODES = {"node", "unknown", "test-node", ""}

@@ -29,6 +29,7 @@ from clusterdx.engine.durable import DurableSession, compile_ruleset
 from clusterdx.engine.ir import CompiledRule, Emit, Pattern, compile_rule
 from clusterdx.engine.kb import KnowledgeBase
 from clusterdx.facts.base import Fact
+from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.nodes import is_unlabelled
 
 Outcome = Literal["fired", "refuted", "silent", "not_evaluated"]
@@ -146,7 +147,10 @@ class RuleEngine:
     def close(self) -> None:
         self._session.close()
 
-    def evaluate(self, facts: Sequence[Fact]) -> tuple[list[RuleResult], list[str]]:
+    def evaluate(self, facts: Sequence[Fact], deadline: Deadline | None = None
+                 ) -> tuple[list[RuleResult], list[str]]:
+        """Past ``deadline`` the sessions left (one per node) are not run, and noted in its
+        ledger; rules evaluable in no session that ran are then ``not_evaluated``."""
         facts, payloads, dropped = safe_payloads(facts)
         by_rule: dict[int, list[Match]] = {}
         neg_only: dict[int, list[Match]] = {}
@@ -156,6 +160,9 @@ class RuleEngine:
         closest: dict[int, list[Pattern]] = {}
         warnings: list[str] = list(dropped)
         for _name, idx in split_sessions(facts):
+            if deadline is not None and deadline.passed():
+                deadline.not_evaluated(_name)
+                continue
             sub = [payloads[i] for i in idx]
             run = self._session.run(sub)  # compiled once; every run is a fresh session
             warnings += [w for w in run.warnings if w not in warnings]

@@ -48,6 +48,7 @@ from clusterdx.engine.fleet_report import (
     NodeInput, OutlierOut, RemediationRef,
 )
 from clusterdx.facts.base import Fact
+from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 
 #: a cause found on at least this share of the diagnosed nodes is cluster-wide
 CLUSTER_WIDE_SHARE = 0.5
@@ -150,7 +151,7 @@ class NodeResult:
 _STATE: dict[str, Any] = {}
 
 
-def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool) -> None:
+def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: Deadline = NO_DEADLINE) -> None:
     """Pool initializer: load and compile the knowledge base once per worker process.
 
     Fleet reports have no per-node next probes, so workers diagnose with ``next_probes=False``
@@ -167,13 +168,13 @@ def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool) -> None:
         kb = load_kb([Path(d) for d in kb_dirs] if kb_dirs else None, cache=True)
     site = site or SiteConfig()
     engine_for(kb, site)
-    _STATE.update(kb=kb, kb_key=key, site=site, redact=redact)
+    _STATE.update(kb=kb, kb_key=key, site=site, redact=redact, deadline=deadline)
 
 
-def _ingest_bundle(bundle: Bundle, redact: bool) -> Any:
+def _ingest_bundle(bundle: Bundle, redact: bool, deadline: Deadline = NO_DEADLINE) -> Any:
     from clusterdx.facts.ingest import ingest
 
-    return ingest(list(bundle.paths), redact=redact)
+    return ingest(list(bundle.paths), redact=redact, deadline=deadline)
 
 
 def group_facts(facts: Sequence[Fact], home: str) -> dict[str, list[Fact]]:
@@ -214,6 +215,9 @@ def _run_task(task: Task) -> list[NodeResult]:
     from clusterdx.engine.diagnose import Collected, run_diagnosis
 
     kb, site, redact = _STATE["kb"], _STATE["site"], _STATE["redact"]
+    # a copy per task: what one node left unfinished is reported on that node only
+    parent = _STATE.get("deadline") or NO_DEADLINE
+    deadline = parent.fresh()
     start = time.perf_counter()
     facts_by_node: dict[str, list[Fact]] = {}
     inputs_by_node: dict[str, list[Any]] = {}
@@ -223,7 +227,7 @@ def _run_task(task: Task) -> list[NodeResult]:
     failures: list[NodeResult] = []
     for bundle in task.sources:
         try:
-            res = _ingest_bundle(bundle, redact)
+            res = _ingest_bundle(bundle, redact, deadline)
         except Exception as exc:  # ingest never raises by design; a bug there costs one bundle only
             failures.append(NodeResult(node=task.only or bundle.name, sources=(bundle,), status="failed",
                                        error=f"reading the bundle failed: {type(exc).__name__}: {exc}"))
@@ -277,7 +281,8 @@ def _run_task(task: Task) -> list[NodeResult]:
             try:
                 extra = list(task.extra.get(node, []))
                 report = run_diagnosis(Collected(records, facts + extra, [b.name for b in result.sources]),
-                                       kb=kb, site=site, redact=redact, next_probes=False).report
+                                       kb=kb, site=site, redact=redact, next_probes=False,
+                                       deadline=deadline).report
                 result.hypotheses = [NodeHypothesis(
                     id=h.id, title=h.title, layer=h.layer, confidence=h.confidence, impact_pct=h.impact_pct,
                     evidence=[e.message for e in h.evidence[:EVIDENCE_PER_NODE]]) for h in report.hypotheses]
@@ -290,6 +295,9 @@ def _run_task(task: Task) -> list[NodeResult]:
                 result.hypotheses = []
                 tb = traceback.format_exc(limit=3).strip().splitlines()
                 result.error += f" ({tb[-2].strip() if len(tb) > 1 else ''})"
+        if deadline.incomplete and result.status == "ok":
+            result.status = "partial"
+            result.error = "; ".join(filter(None, [result.error, deadline.summary()]))
         result.seconds = round(time.perf_counter() - t0 + ingest_s / max(1, len(facts_by_node)), 3)
         out.append(result)
     return out
@@ -320,8 +328,13 @@ class Runner:
     process must not take the caller with it)."""
 
     def __init__(self, jobs: int, kb: Any, kb_dirs: list[str] | None, site: Any, redact: bool,
-                 task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None):
+                 task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None,
+                 deadline: Deadline = NO_DEADLINE):
         self.jobs = max(1, jobs)
+        #: the whole fleet's time limit: no task starts after it, none runs past it (and grace)
+        self.deadline = deadline
+        self.not_started = 0
+        self.stopped = 0
         self.kb_dirs = kb_dirs
         self.site = site
         self.redact = redact
@@ -352,7 +365,7 @@ class Runner:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_mp_context(),
                                              initializer=_init_worker,
-                                             initargs=(self.kb_dirs, self.site, self.redact))
+                                             initargs=(self.kb_dirs, self.site, self.redact, self.deadline))
             self._fresh = True
         return self._pool
 
@@ -368,24 +381,43 @@ class Runner:
                     pass
         pool.shutdown(wait=kill, cancel_futures=True)
 
+    def _task_end(self, grace: float) -> float:
+        """When a task started now must be done: its own timeout, cut to the fleet's limit."""
+        end = time.monotonic() + self.task_timeout + grace
+        left = self.deadline.remaining()
+        if left is not None:
+            from clusterdx.engine.backstop import grace_s
+
+            end = min(end, time.monotonic() + left + grace_s(self.deadline))
+        return end
+
     def _run_pool(self, tasks: Sequence[Task]) -> dict[int, list[NodeResult]]:
         out: dict[int, list[NodeResult]] = {}
         pending: deque[Task] = deque(tasks)
         suspects: deque[Task] = deque()
         inflight: dict[Future, tuple[Task, float, bool]] = {}
         while pending or suspects or inflight:
+            if self.deadline.passed() and (pending or suspects):
+                for t in list(pending) + list(suspects):
+                    out[t.index] = _failed_results(t, "timeout", "not started: the fleet's time limit "
+                                                                 f"({self.deadline.seconds:g} s, --timeout) had passed")
+                    self.not_started += 1
+                    self._tick()
+                pending.clear()
+                suspects.clear()
+                if not inflight:
+                    break
             solo_running = any(solo for _, _, solo in inflight.values())
             if not solo_running:
                 pool = self._new_pool()
                 grace = min(STARTUP_GRACE, self.task_timeout) if self._fresh else 0.0
                 if suspects and not inflight:
                     t = suspects.popleft()
-                    inflight[pool.submit(_worker_entry, t)] = (t, time.monotonic() + self.task_timeout + grace, True)
+                    inflight[pool.submit(_worker_entry, t)] = (t, self._task_end(grace), True)
                 elif not suspects:
                     while pending and len(inflight) < self.jobs:
                         t = pending.popleft()
-                        inflight[pool.submit(_worker_entry, t)] = (t, time.monotonic() + self.task_timeout + grace,
-                                                                   False)
+                        inflight[pool.submit(_worker_entry, t)] = (t, self._task_end(grace), False)
             if not inflight:
                 continue
             wait_s = max(0.0, min(d for _, d, _ in inflight.values()) - time.monotonic())
@@ -419,7 +451,12 @@ class Runner:
             if expired:
                 for fut in expired:
                     t, _, _ = inflight.pop(fut)
-                    out[t.index] = _failed_results(t, "timeout", f"no result within {self.task_timeout:g} s")
+                    if self.deadline.passed():
+                        self.stopped += 1
+                        why = f"stopped: the fleet's time limit ({self.deadline.seconds:g} s, --timeout) passed"
+                    else:
+                        why = f"no result within {self.task_timeout:g} s"
+                    out[t.index] = _failed_results(t, "timeout", why)
                     self.warnings.append(f"timed out on {', '.join(b.name for b in t.sources)}")
                     self._tick()
                 for fut, (t, _, _) in list(inflight.items()):
@@ -525,8 +562,11 @@ def _node_out(r: NodeResult, n_out: int, n_drift: int) -> FleetNode:
 
 def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any = None,
               kb_dirs: Sequence[str | Path] | None = None, site: Any = None, redact: bool = True,
-              task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None) -> FleetReport:
-    """Diagnose every node under ``paths`` and merge; see the module docstring."""
+              task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None,
+              deadline: Deadline | None = None) -> FleetReport:
+    """Diagnose every node under ``paths`` and merge; see the module docstring. ``deadline``: the
+    whole run's time limit; past it no node starts, none runs on (each reported ``timeout``), and
+    the re-runs with fleet facts are skipped; a warning says how many."""
     from clusterdx import __version__
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.report import ToolInfo
@@ -538,11 +578,15 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
     site = site or SiteConfig()
     bundles = split_bundles(paths)
     jobs = max(1, min(jobs or (os.cpu_count() or 1), len(bundles) or 1))
-    runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress)
+    deadline = deadline or NO_DEADLINE
+    runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress, deadline)
     try:
         results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)])
         nodes, foreign, conflicts = _collect(results)
         merges = _merge_tasks(nodes, foreign, len(bundles))
+        if merges and deadline.passed():
+            deadline.skipped("merging nodes found in several bundles")
+            merges = []
         if merges:
             for idx, rs in runner.run(merges).items():
                 for r in rs:
@@ -564,6 +608,9 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
             names[10_000_000 + i] = n
             reruns.append(Task(10_000_000 + i, nodes[n].sources, only=host,
                                extra={host: [f.model_copy(update={"node": host}) for f in fs]}))
+        if reruns and deadline.passed():
+            deadline.skipped("re-running nodes with outlier and drift facts")
+            reruns = []
         if reruns:
             for idx, rs in runner.run(reruns).items():
                 for r in rs:
@@ -573,6 +620,10 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
                         r.node = name
                         nodes[name] = r
         warnings = conflicts + list(runner.warnings)
+        if runner.not_started or runner.stopped or deadline.incomplete:
+            warnings.append(f"partial fleet report: the time limit ({deadline.seconds or 0:g} s, --timeout) passed; "
+                            f"{runner.not_started} nodes not started, {runner.stopped} stopped"
+                            + "".join(f"; {s} skipped" for s in deadline.stages_skipped))
     finally:
         runner.close()
     n_out: dict[str, int] = {}

@@ -212,6 +212,23 @@ class Difference(Model):
     source: str = ""
 
 
+class Incomplete(Model):
+    """The run passed its time limit (``--timeout``) before it finished: what it left undone.
+    The rest of the report holds what was done; every input left unread is still listed in
+    ``inputs`` (``skipped``, with the reason)."""
+
+    timeout_s: float
+    #: where the limit was first seen passed: reading inputs, deriving facts, evaluating rules,
+    #: next probes, or "stopped" (the hard backstop ended a run that did not stop by itself)
+    stage: str
+    inputs_not_read: list[str] = Field(default_factory=list)
+    derivers_not_run: list[str] = Field(default_factory=list)
+    #: nodes (rule sessions) whose rules were not evaluated
+    nodes_not_evaluated: list[str] = Field(default_factory=list)
+    #: later stages not run at all (e.g. "next probes")
+    stages_skipped: list[str] = Field(default_factory=list)
+
+
 class ToolInfo(Model):
     name: str = "clusterdx"
     version: str
@@ -242,6 +259,9 @@ class Report(Model):
     site: dict[str, Any] | None = None
     #: the reference system measurements were held to, and whether it was given or inferred
     reference: dict[str, Any] | None = None
+    #: set when the run passed its time limit (``--timeout``): the report is partial, and this
+    #: says what was not finished; None for a finished run
+    incomplete: Incomplete | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -27,6 +27,7 @@ import lzma
 import re
 import stat
 import tarfile
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -277,7 +278,7 @@ def open_archive(data: bytes, name: str, limits: Limits, budget: Budget,
         if inner == "tar":
             listing = _read_tar(out, limits, quota, kind=f"tar.{kind}")
             if problem is not None and problem[0] == "skipped":
-                _after_stop(listing, problem[1])
+                _after_stop(listing, problem[1], data, f"tar.{kind}", limits, quota)
         elif problem is not None and problem[0] == "skipped":
             # a bomb or a cap: do not hand a cut-off blob to the sniffers as if it were a file
             listing = Listing(kind=kind)
@@ -297,17 +298,162 @@ def open_archive(data: bytes, name: str, limits: Limits, budget: Budget,
     return Listing(kind="unknown", problems=[("error", "not an archive")])
 
 
-def _after_stop(listing: Listing, why: str) -> None:
+def _after_stop(listing: Listing, why: str, data: bytes, kind: str, limits: Limits, quota: Quota) -> None:
     """A tar read from a stream whose decompression was stopped: the member the stop cut is
-    skipped (not parsed as if it were whole), and the entries after it, whose names were never
-    decompressed, are accounted for in one line."""
+    skipped (not parsed as if it were whole), and the entries after it are each listed as
+    skipped, their names read by :func:`scan_tar_names` (which keeps no data); only what that
+    scan could not reach (its time or entry limit) is summed up in one line."""
     for m in listing.members:
         if m.truncated and m.reason.startswith("member truncated: the archive ends"):
             m.status, m.data, m.truncated = "skipped", None, False
             m.reason = f"not read: {why}"
-    listing.problems = [("skipped", f"entries after the first {len(listing.members)} not listed: {why}")
-                        if status == "partial" and reason.startswith("tar archive truncated") else (status, reason)
-                        for status, reason in listing.problems]
+    entries, unfinished = scan_tar_names(data, kind.removeprefix("tar."), limits,
+                                         max_entries=quota.members + len(listing.members))
+    listed: dict[str, int] = {}
+    for m in listing.members:
+        listed[m.name] = listed.get(m.name, 0) + 1
+    rest: list[Member] = []
+    for raw, size, type_ in entries:
+        name = raw if member_name_problem(raw) else normalize_name(raw)
+        if type_ == b"5" or (not name and not raw):
+            continue  # a directory: nothing to account for
+        if listed.get(name, 0) > 0:
+            listed[name] -= 1  # read (or cut) before the stop
+            continue
+        if quota.members <= 0:
+            unfinished = unfinished or f"limit of {limits.max_members} entries reached"
+            break
+        quota.members -= 1
+        rest.append(Member(name=name or raw, data=None, size=size, status="skipped", reason=f"not read: {why}"))
+    listing.members += rest
+    problems = []
+    for status, reason in listing.problems:
+        if status == "partial" and reason.startswith("tar archive truncated"):
+            if unfinished is None:
+                continue  # every entry after the stop is listed on its own
+            reason = f"entries after the first {len(listing.members)} not listed ({unfinished}): {why}"
+            status = "skipped"
+        problems.append((status, reason))
+    listing.problems = problems
+
+
+#: seconds :func:`scan_tar_names` may spend reading past a decompression stop
+SCAN_SECONDS = 10.0
+
+
+def _stream_chunks(data: bytes, kind: str, chunk: int):
+    """The decompressed stream in pieces of at most ``chunk`` bytes (never all at once)."""
+    if kind == "gzip":
+        rest = data
+        while rest:
+            d = zlib.decompressobj(wbits=31)
+            buf = rest
+            while buf and not d.eof:
+                yield d.decompress(buf, chunk)
+                buf = d.unconsumed_tail
+            if not d.eof:
+                return
+            rest = d.unused_data
+            if rest[:2] != b"\x1f\x8b":
+                return
+        return
+    d = bz2.BZ2Decompressor() if kind == "bzip2" else lzma.LZMADecompressor()
+    yield d.decompress(data, chunk)
+    while not d.eof and not d.needs_input:
+        yield d.decompress(b"", chunk)
+
+
+def _octal(field: bytes) -> int:
+    if field[:1] and field[0] & 0x80:  # GNU base-256
+        return int.from_bytes(field[1:], "big")
+    digits = field.split(b"\0", 1)[0].strip()
+    try:
+        return int(digits or b"0", 8)
+    except ValueError:
+        return 0
+
+
+def scan_tar_names(data: bytes, kind: str, limits: Limits, max_entries: int,
+                   seconds: float = SCAN_SECONDS) -> tuple[list[tuple[str, int, bytes]], str | None]:
+    """(name, size, type flag) of the entries of a compressed tar, in order, read in bounded
+    memory: the stream is decompressed in chunks and only headers are kept (pax ``path`` and GNU
+    long names included). The second value says why the scan stopped early (time, entry
+    limit, corrupt stream), None when it reached the end."""
+    out: list[tuple[str, int, bytes]] = []
+    pending = bytearray()
+    skip = 0
+    long_name: str | None = None
+    end = time.monotonic() + seconds
+    need_meta = 0  # size of a pax / long-name block being gathered
+    meta_type = b""
+    try:
+        for piece in _stream_chunks(data, kind, max(1, limits.chunk_bytes)):
+            if time.monotonic() > end:
+                return out, f"listing stopped after {seconds:g} s"
+            view = memoryview(piece)
+            if skip:
+                n = min(skip, len(view))
+                skip -= n
+                view = view[n:]
+            pending += view
+            while True:
+                if need_meta:
+                    padded = -(-need_meta // 512) * 512
+                    if len(pending) < padded:
+                        break
+                    long_name = _meta_name(bytes(pending[:need_meta]), meta_type) or long_name
+                    del pending[:padded]
+                    need_meta = 0
+                    continue
+                if skip:
+                    n = min(skip, len(pending))
+                    del pending[:n]
+                    skip -= n
+                    if skip:
+                        break
+                if len(pending) < 512:
+                    break
+                header = bytes(pending[:512])
+                del pending[:512]
+                if header == b"\0" * 512:
+                    return out, None
+                size = _octal(header[124:136])
+                type_ = header[156:157]
+                if type_ in (b"x", b"L", b"K"):
+                    if size > 1 << 20:
+                        return out, "corrupt tar header"
+                    need_meta, meta_type = size, type_
+                    continue
+                if type_ == b"g":
+                    skip = -(-size // 512) * 512
+                    continue
+                name = header[0:100].split(b"\0", 1)[0]
+                if header[257:262] == b"ustar":
+                    prefix = header[345:500].split(b"\0", 1)[0]
+                    if prefix:
+                        name = prefix + b"/" + name
+                text = long_name if long_name is not None else name.decode("utf-8", "surrogateescape")
+                long_name = None
+                out.append((text, size, type_))
+                if len(out) >= max_entries:
+                    return out, f"limit of {limits.max_members} entries reached"
+                skip = -(-size // 512) * 512 if type_ in (b"0", b"\0", b"7", b"S") else 0
+    except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        return out, f"corrupt stream: {exc}"
+    return out, None
+
+
+def _meta_name(block: bytes, type_: bytes) -> str | None:
+    if type_ == b"L":
+        return block.split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
+    if type_ == b"K":
+        return None
+    for rec in block.split(b"\n"):
+        _, _, kv = rec.partition(b" ")
+        key, _, value = kv.partition(b"=")
+        if key == b"path":
+            return value.decode("utf-8", "surrogateescape")
+    return None
 
 
 def _limit_note(limits: Limits, remaining: int) -> tuple[str, str]:

@@ -82,12 +82,18 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+#: warnings per document checked for quoted secrets (an input record keeps fewer; see ingest)
+MASKED_WARNINGS = 200
+
+
 @dataclass
 class ParseContext:
     doc: Document
     parser: str
     facts: list[Fact] = field(default_factory=list)
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    #: the document's secrets, found when the first warning is made (see warn)
+    _secrets: list[str] | None = field(default=None, repr=False, compare=False)
 
     def src(self, index: int | None = None, end: int | None = None) -> SourceRef:
         if index is None:
@@ -116,7 +122,18 @@ class ParseContext:
         return fact
 
     def warn(self, index: int | None, message: str) -> None:
-        """Record a problem with one line; the input is then reported as partly parsed."""
+        """Record a problem with one line; the input is then reported as partly parsed. A
+        message quoting a cut of a line that holds a secret has the secret's remnant masked (the
+        redactor, later, sees only the cut and may not know it for one)."""
+        # (only the first warnings: a record shows at most 50, the rest are counted)
+        if self.doc.redact and len(self.warnings) < MASKED_WARNINGS:
+            from clusterdx.facts.redact import mask_tokens, secret_tokens
+
+            # a message may quote any line (a statement's start, sqlite's 'near "..."'), cut
+            # anywhere: every secret of the document, and its prefixes, is masked in it
+            if self._secrets is None:
+                self._secrets = secret_tokens(self.doc.lines)
+            message = mask_tokens(message, self._secrets)
         self.warnings.append((self.doc.lineno(index) if index is not None else 0, message))
 
 

@@ -53,6 +53,7 @@ from pydantic import BaseModel, Field
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
+from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
 from clusterdx.facts.redact import redact_text
@@ -174,6 +175,8 @@ class _Manifest:
     #: the override for a ticket whose files come from both sides of a boundary (guest and
     #: hypervisor, host and container) and whose content does not say which is which
     scopes: dict[str, Scope] = field(default_factory=dict, compare=False, hash=False)
+    #: files the collector cut at its size cap (``truncated`` probes), by path: why
+    truncated: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -202,9 +205,11 @@ class _Where:
 
 def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str | None = None,
            redact: bool = True, limits: Limits | None = None,
-           formats: FormatsArg = None) -> IngestResult:
-    """Read, split, sniff and parse every file under ``paths``; see the module docstring."""
-    run = _Run(limits or Limits(), node, scope, redact, formats)
+           formats: FormatsArg = None, deadline: Deadline | None = None) -> IngestResult:
+    """Read, split, sniff and parse every file under ``paths``; see the module docstring.
+    Past ``deadline`` nothing more is read: each input left is recorded ``skipped`` and noted
+    in the deadline's ledger."""
+    run = _Run(limits or Limits(), node, scope, redact, formats, deadline)
     for p in paths:
         run.add_path(p)
     return _resolved(run.finish(), node)
@@ -212,12 +217,12 @@ def ingest(paths: Sequence[str | Path], *, node: str | None = None, scope: str |
 
 def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
                      scope: str | None = None, redact: bool | None = None,
-                     formats: FormatsArg = None) -> IngestResult:
+                     formats: FormatsArg = None, deadline: Deadline | None = None) -> IngestResult:
     """Sniff and parse prepared documents (live collection, tests); no splitting, no files.
 
     ``node``/``scope``/``redact`` override what the documents carry when given.
     """
-    run = _Run(Limits(), node, scope, True if redact is None else redact, formats)
+    run = _Run(Limits(), node, scope, True if redact is None else redact, formats, deadline)
     for doc in docs:
         changes: dict = {}
         if node:
@@ -246,17 +251,31 @@ def _coerce_scope(scope: str | Scope | None) -> Scope | None:
                      f"{', '.join(s.value for s in Scope)}")
 
 
+#: characters of a first line shown in a record (after redaction)
+FIRST_LINE_CHARS = 120
+#: characters of it kept until then: a secret cut in two no longer looks like one, so the cut to
+#: FIRST_LINE_CHARS comes after the redactor has seen the line whole (up to here)
+_FIRST_LINE_KEPT = 4096
+
+
 def _first_nonempty(lines: Sequence[str]) -> str:
     for ln in lines:
         s = ln.strip()
         if s:
-            return s[:120]
+            return s[:_FIRST_LINE_KEPT]
     return ""
 
 
+def _shown_first(first: str, redact: bool) -> str:
+    """A first line as a record shows it: redacted, then cut."""
+    return (redact_text(first) if redact else first)[:FIRST_LINE_CHARS]
+
+
 def _binary_preview(data: bytes) -> str:
-    head = data[:120]
-    return "".join(chr(b) if 32 <= b < 127 else "." for b in head)
+    # line breaks and tabs become spaces, so a NAME=secret pair after one still reads as a pair
+    # to the redactor
+    head = data[:_FIRST_LINE_KEPT]
+    return "".join(chr(b) if 32 <= b < 127 else " " if b in (9, 10, 13) else "." for b in head)
 
 
 #: warnings kept per input; the rest are counted in one last line
@@ -304,7 +323,7 @@ def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
     return rec.model_copy(update=dict(
         path=printable(rec.path, keep_newlines=False),
         command=text(rec.command) if rec.command is not None else None,
-        first_line=text(rec.first_line),
+        first_line=text(rec.first_line)[:FIRST_LINE_CHARS],  # redacted whole, then cut
         reason=text(rec.reason),
         node=printable(rec.node, keep_newlines=False),
         warnings=[InputWarning(line=w.line, message=text(w.message)) for w in warnings],
@@ -313,8 +332,9 @@ def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
 
 class _Run:
     def __init__(self, limits: Limits, node: str | None, scope: str | None, redact: bool,
-                 formats: FormatsArg):
+                 formats: FormatsArg, deadline: Deadline | None = None):
         self.limits = limits
+        self.deadline = deadline or NO_DEADLINE
         self.node_arg = node or None
         self.scope_arg = _coerce_scope(scope)
         self.redact = redact
@@ -473,7 +493,17 @@ class _Run:
             except OSError as exc:
                 out.append((parts, f"cannot read: {exc.strerror or exc}"))
 
+    def late(self, where: _Where, display: str, **kw) -> bool:
+        """True (and the input recorded as not read) when the run's deadline has passed."""
+        if not self.deadline.passed():
+            return False
+        self.deadline.not_read(display)
+        self.record(where, path=display, status="skipped", reason=self.deadline.reason(), **kw)
+        return True
+
     def add_file(self, path: Path, display: str, where: _Where, st: os.stat_result) -> None:
+        if self.late(where, display, size_bytes=st.st_size):
+            return
         if not stat.S_ISREG(st.st_mode):
             self.record(where, path=display, status="skipped",
                         reason="not a regular file (device, FIFO or socket)")
@@ -643,9 +673,14 @@ class _Run:
         manifests, manifest_records = self._manifests(
             readable, load, lambda parts: f"{display}!/{'/'.join(parts)}", where)
         base_len = len(where.parts)
+        copies: dict[str, int] = {}
         for m in listing.members:
             sep = "!" if m.name.startswith("/") else "!/"
             mdisplay = f"{display}{sep}{m.name}"
+            # an archive may hold one name twice: each copy is its own input, and says which it is
+            copies[m.name] = copies.get(m.name, 0) + 1
+            if copies[m.name] > 1:
+                mdisplay = f"{mdisplay} (copy {copies[m.name]})"
             parts = tuple(m.name.split("/"))
             w = where.child(m.name, manifests, base_len)
             if m.status == "" and parts in manifest_records:
@@ -703,6 +738,7 @@ class _Run:
 
     def add_blob(self, data: bytes, display: str, where: _Where, *, size: int,
                  truncated_note: str, depth: int, quota: Quota | None, path: str | None) -> None:
+        truncated_note = truncated_note or _manifest_truncated(where)
         kind = detect(data[:512])
         if kind is not None:
             self.add_archive(data, display, where, depth=depth,
@@ -798,6 +834,12 @@ class _Run:
     def process(self, doc: Document, *, path: str, size: int, line_start: int, line_end: int,
                 extra_warnings: list[InputWarning] | None = None,
                 truncated_note: str = "") -> InputRecord:
+        if self.deadline.passed():
+            self.deadline.not_read(path)
+            return self.record(None, path=path, status="skipped", reason=self.deadline.reason(),
+                               command=redact_text(doc.command) if doc.redact and doc.command else doc.command,
+                               node=doc.node, scope=Scope(doc.scope).value, size_bytes=size,
+                               line_start=line_start, line_end=line_end)
         warnings = list(extra_warnings or [])
         sniff_warnings: list[str] = []
         if doc.redact and doc.command:
@@ -867,7 +909,7 @@ class _Run:
                 reason = "no format matched"
                 if top is not None and top[1] > 0:
                     reason += f"; best guess {top[0].name} ({top[1]:.2f})"
-                reason += f"; first line: {first!r}"
+                reason += f"; first line: {_shown_first(first, doc.redact)!r}"
             return finish(format=None, confidence=round(top[1], 4) if top else 0.0,
                           status="unrecognized", reason=reason)
 
@@ -923,7 +965,7 @@ class _Run:
                 return finish(format="text", confidence=0.0, status="partial",
                               reason="; ".join([*declined, note]), facts=n_emb)
         return finish(format=None, confidence=round(candidates[0][1], 4), status="unrecognized",
-                      reason="; ".join(declined) + f"; first line: {first!r}")
+                      reason="; ".join(declined) + f"; first line: {_shown_first(first, doc.redact)!r}")
 
     def _prose_record(self, ctx: ParseContext, finish, warnings: list[InputWarning],
                       why: str, doc: Document) -> InputRecord:
@@ -1201,11 +1243,16 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
             warnings.append(f"manifest scope {raw_scope!r} is not one of "
                             f"{', '.join(s.value for s in Scope)}; ignored")
     commands: dict[str, str] = {}
+    truncated: dict[str, str] = {}
     probes = obj.get("probes")
     if isinstance(probes, list):
         for p in probes:
             if isinstance(p, dict) and isinstance(p.get("file"), str) and isinstance(p.get("command"), str):
                 commands[p["file"].strip("/")] = p["command"]
+                if p.get("truncated") is True:
+                    why = p.get("reason") if isinstance(p.get("reason"), str) else ""
+                    truncated[p["file"].strip("/")] = f"cut by the collector: {why[:200]}" if why \
+                        else "cut by the collector at its size cap"
     scopes: dict[str, Scope] = {}
     files = obj.get("files")
     if isinstance(files, dict):
@@ -1216,7 +1263,7 @@ def _parse_manifest(data: bytes) -> tuple[_Manifest, list[str], str] | None:
             else:
                 warnings.append(f"manifest files[{name!r}] scope {value!r} is not one of "
                                 f"{', '.join(s.value for s in Scope)}; ignored")
-    return _Manifest(host, scope, commands, scopes), warnings, ""
+    return _Manifest(host, scope, commands, scopes, truncated), warnings, ""
 
 
 def _manifest_command(where: _Where) -> str | None:
@@ -1225,6 +1272,14 @@ def _manifest_command(where: _Where) -> str | None:
     if m is None or not m.commands:
         return None
     return m.commands.get("/".join(where.parts[where.manifest_depth:]))
+
+
+def _manifest_truncated(where: _Where) -> str:
+    """Why the collector cut this file, when its manifest says it did; else ''."""
+    m = where.manifest
+    if m is None or not m.truncated:
+        return ""
+    return m.truncated.get("/".join(where.parts[where.manifest_depth:]), "")
 
 
 def _decode(data: bytes, truncated: bool = False) -> tuple[str | None, str | None]:

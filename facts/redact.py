@@ -58,7 +58,8 @@ _URL_CRED = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s]*)?@(?
 # NAME=value or NAME: value pairs in free text; value may be quoted
 _PAIR = re.compile(
     r"""(?P<pre>(?:^|(?<=[\s;,&|({'"]))(?:--?)?)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]*=[ \t]*|:[ \t]*)"""
-    r"""(?P<val>"[^"]*"?|'[^']*'?|[^\s;,&|)'"]+)"""
+    # a value may be a pair itself, spaced (EXTRA=password = x): taken whole, redacted within
+    r"""(?P<val>"[^"]*"?|'[^']*'?|[A-Za-z_][A-Za-z0-9_.\-]*[ \t]+=[ \t]*[^\s;,&|)'"]+|[^\s;,&|)'"]+)"""
 )
 # --hf-token VALUE / --password VALUE (option then value as the next word)
 _OPT_SPACE = re.compile(r"(?P<opt>(?<!\S)--?[A-Za-z][A-Za-z0-9_\-]*)(?P<sp>[ \t]+)(?P<val>\"[^\"]*\"|'[^']*'|[^\s\-][^\s]*)")
@@ -85,8 +86,11 @@ _WEBHOOK = re.compile(r"\b(https?://(?:hooks\.slack\.com/(?:services|workflows|t
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
 # a PEM private key: the whole block, or (when lines are redacted one at a time) its body lines
 _PEM_BLOCK = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY)-----[\s\S]*?(?:-----END (?P=kind)-----|\Z)")
-_PEM_LINE = re.compile(r"^[ \t]*(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
-                       r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}[ \t]*$", re.MULTILINE)
+# ... or one such line quoted elsewhere (a parser's warning quotes the line it could not read):
+# a run of 40+ base64 characters with all four kinds (+ or /, digit, lower, upper), not a path
+# (a run starting with '/'); tried only where a run starts, so linear
+_PEM_LINE = re.compile(r"(?<![A-Za-z0-9+/=])(?!/)(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
+                       r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}")
 _KNOWN_TOKENS = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
     r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|nvapi-[A-Za-z0-9_\-]{30,}|sk-[A-Za-z0-9_\-]{32,}"
@@ -161,6 +165,8 @@ def redact_text(text: str) -> str:
             if lq and len(val) > 2:  # a quoted value may hold pairs of its own: reason: 'TOKEN=x'
                 inner = val[1:len(val) - len(rq)]
                 return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{lq}{redact_text(inner)}{rq}"
+            if not lq and ("=" in val or ":" in val):  # so may a bare one: EXTRA=PGPASSWORD=x
+                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{redact_text(val)}"
             return m.group(0)
         if val == REDACTED or val.lower() in ("bearer", "basic", "token"):
             return m.group(0)
@@ -227,6 +233,50 @@ def _short_p(text: str) -> str:
 
         pieces[i] = head + _SHORT_P.sub(one, tail)
     return "".join(pieces)
+
+
+_TOKEN_SPLIT = re.compile(r"[\s=:@'\"]+")
+#: characters of a document searched for secrets to mask in its warnings (see secret_tokens)
+SECRET_SCAN_CHARS = 8 << 20
+
+
+def secret_tokens(lines: list[str], limit: int = SECRET_SCAN_CHARS) -> list[str]:
+    """The words of ``lines`` that the redactor masks (6 characters or more), longest first:
+    what a message quoting a cut of one of these lines must not show. The first ``limit``
+    characters are searched, lines that may hold a secret only.
+
+    >>> secret_tokens(["vm.swappiness = 60", "export HF_TOKEN=hf_s3cretvalue0"])
+    ['hf_s3cretvalue0']
+    """
+    found: set[str] = set()
+    seen = 0
+    for line in lines:
+        seen += len(line)
+        if seen > limit:
+            break
+        if _HINT.search(line) is None:
+            continue
+        masked = redact_text(line)
+        if masked != line:
+            found |= {t for t in set(_TOKEN_SPLIT.split(line)) - set(_TOKEN_SPLIT.split(masked)) if len(t) >= 6}
+    return sorted(found, key=len, reverse=True)
+
+
+def mask_tokens(message: str, tokens: list[str]) -> str:
+    """``message`` with each of ``tokens`` (see :func:`secret_tokens`) masked, or the longest
+    prefix of one (6 characters or more) that a cut left in it, then redacted as text.
+
+    >>> mask_tokens("bad entry: 'DATABASE_URL=https://bob:p@ssPLNT1234'", ["ssPLNT1234567"])
+    "bad entry: 'DATABASE_URL=https://bob:<redacted>@<redacted>'"
+    """
+    for token in tokens:
+        if token[:6] not in message:
+            continue
+        for k in range(len(token), 5, -1):
+            if token[:k] in message:
+                message = message.replace(token[:k], REDACTED)
+                break
+    return redact_text(message)
 
 
 def redact_lines(lines: list[str]) -> list[str]:

@@ -311,11 +311,59 @@ def test_members_after_a_decompression_stop_are_accounted_for(tmp_path):
     by = {r.path.rsplit("!/", 1)[-1]: r for r in res.inputs if "!/" in r.path}
     assert by["a/sysctl.txt"].status == "parsed"
     assert by["b/zeros.txt"].status == "skipped" and "decompression stopped" in by["b/zeros.txt"].reason
+    # the member after the stop has a record of its own, not a line about "entries after"
+    assert by["c/sysctl.txt"].status == "skipped" and "not read: decompression stopped" in by["c/sysctl.txt"].reason
     whole = [r for r in res.inputs if "!/" not in r.path]
-    assert any("entries after the first 2 not listed" in r.reason for r in whole)
+    assert not any("not listed" in r.reason for r in whole)
     # without the stop, all three are read
     full = ingest([tmp_path / "t.tgz"], limits=Limits(max_ratio=100_000))
     assert sum(1 for r in full.inputs if r.path.endswith("sysctl.txt") and r.status == "parsed") == 2
+
+
+def _tar_of(entries, mode: str = "w", fmt=tarfile.PAX_FORMAT) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode, format=fmt) as tf:
+        for name, body in entries:
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tf.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("compress", ["gz", "bz2", "xz"])
+def test_every_member_after_a_stop_has_its_own_record(tmp_path, compress):
+    """The audit's case: a bomb second of six members; the four after it are each listed, long
+    (pax) names and duplicates included, and nothing after the stop is parsed."""
+    import bz2
+    import gzip
+    import lzma
+
+    from clusterdx.facts.archive import Limits
+
+    long = "d/" + "x" * 150 + ".txt"
+    entries = [("a/sysctl.txt", b"vm.swappiness = 60\n"), ("b/zeros.txt", b"0" * (8 << 20)),
+               ("c/sysctl.txt", b"vm.swappiness = 61\n"), (long, b"vm.swappiness = 62\n"),
+               ("c/sysctl.txt", b"vm.swappiness = 63\n"), ("e/lscpu.txt", b"CPU(s): 4\n")]
+    pack = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[compress]
+    path = tmp_path / f"t.tar.{compress}"
+    path.write_bytes(pack(_tar_of(entries)))
+    res = ingest([path], limits=Limits(max_ratio=20))
+    members = [r for r in res.inputs if "!/" in r.path]
+    assert len(members) == 6, [r.path for r in members]
+    assert [r.status for r in members] == ["parsed"] + ["skipped"] * 5
+    assert len({r.path for r in members}) == 6  # the two c/sysctl.txt stay distinct
+    assert any(r.path.endswith(long) for r in members)
+    assert not any("not listed" in r.reason for r in res.inputs)
+
+
+def test_duplicate_member_names_stay_distinct(tmp_path):
+    path = tmp_path / "dup.tar"
+    path.write_bytes(_tar_of([("x/sysctl.txt", b"vm.swappiness = 1\n"), ("x/sysctl.txt", b"vm.swappiness = 2\n"),
+                              ("x/sysctl.txt", b"vm.swappiness = 3\n")]))
+    res = ingest([path])
+    paths = [r.path for r in res.inputs]
+    assert len(paths) == 3 and len(set(paths)) == 3, paths
+    assert {f.source.input for f in res.facts} == set(paths)  # each fact names the copy it came from
 
 
 def test_a_raising_comparison_costs_the_comparison_only(monkeypatch):
@@ -329,3 +377,36 @@ def test_a_raising_comparison_costs_the_comparison_only(monkeypatch):
     warnings: list[str] = []
     assert compare([], [], warnings) == ([], [])
     assert "bad pair" in warnings[0]
+
+
+# -- the hostile bench, small (tests/bench/bench_hostile.py runs it at scale) ----------------------
+
+
+def _bench(monkeypatch, **kw):
+    import argparse
+    import signal
+
+    from tests.bench import bench_hostile
+
+    monkeypatch.setenv("CLUSTERDX_BENCH_CANARY", bench_hostile.CANARY)
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        opts = dict(inputs=40, batch=40, seed=7, timeout=120.0, no_redact=False) | kw
+        return bench_hostile.inprocess(argparse.Namespace(**opts))
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
+def test_hostile_batch_through_the_whole_pipeline(monkeypatch):
+    """A folder of mutated real outputs with planted secrets, links out of it, a FIFO, a hostile
+    archive and a ticket configuration, through ingestion, rules, ranking and every explainer."""
+    c = _bench(monkeypatch)
+    assert c.inputs >= 40 and c.planted > 0
+    assert (c.crashes, c.hangs, c.missing, c.leaks, c.outside_reads, c.ticket_config) == (0, 0, 0, 0, 0, 0), c.examples
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
+def test_hostile_bench_counts_leaks_when_nothing_is_redacted(monkeypatch):
+    c = _bench(monkeypatch, inputs=15, batch=15, seed=3, no_redact=True)
+    assert c.planted > 0 and c.leaks > 0

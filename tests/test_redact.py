@@ -142,3 +142,117 @@ def test_redact_lines_masks_a_pem_body_split_over_lines():
     lines = ["key:", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA", "-----END OPENSSH PRIVATE KEY-----",
              "after"]
     assert redact_lines(lines) == ["key:", lines[1], REDACTED, lines[3], "after"]
+
+
+# -- every form, through every channel out of an input (issue 13: redaction at the source) --------
+
+#: the audit's forms plus the two it found in command records
+FORMS = LEAKS + [
+    ("curl -H 'Authorization: Bearer abcdefgh_s3cret12345' https://x",
+     "curl -H 'Authorization: Bearer <redacted>' https://x"),
+    ("docker run -e HF_TOKEN=hf_s3cret -e NCCL_DEBUG=INFO img", "docker run -e HF_TOKEN=<redacted> -e NCCL_DEBUG=INFO img"),
+]
+#: what must never be shown: the planted secrets (the docker auth is base64 of bob:dk_s3cret)
+PLANTED = ("s3cret", "Ym9iOmRrX3MzY3JldA")
+ONE_LINE = [t for t, _ in FORMS if "\n" not in t]
+
+
+def _leaks(text: str) -> list[str]:
+    return [p for p in PLANTED if p in text]
+
+
+@pytest.mark.parametrize("text, shown", FORMS[-2:])
+def test_command_record_forms_are_redacted(text, shown):
+    assert redact_text(text) == shown
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """A ticket folder carrying every form: as transcript commands, as the first line of a file
+    (one file each), as values in an environment dump, and in a file no parser reads."""
+    d = tmp_path_factory.mktemp("planted")
+    (d / "session.txt").write_text("".join(f"user@gpu-1:~$ {t}\nok\n" for t in ONE_LINE))
+    for i, (t, _) in enumerate(FORMS):
+        (d / f"form{i:02d}.txt").write_text(t + "\nsecond line\n")
+    (d / "env.txt").write_text("".join(f"EXTRA_{i}={t}\n" for i, t in enumerate(ONE_LINE))
+                               + "PGPASSWORD=pg_s3cret\nSSHPASS=ssh_s3cret\nMYSQL_PWD=my_s3cret\nREDIS_PW=rd_s3cret\n"
+                               + "NCCL_DEBUG=INFO\n")
+    return d
+
+
+def test_no_form_leaks_into_input_records_or_facts(planted):
+    from clusterdx.facts.ingest import ingest
+
+    res = ingest([planted])
+    assert any(r.command for r in res.inputs), "the transcript was not split into commands"
+    for r in res.inputs:
+        for what in ("command", "first_line", "reason"):
+            assert not _leaks(getattr(r, what) or ""), (r.path, what, getattr(r, what))
+        assert not any(_leaks(w.message) for w in r.warnings), r.path
+    for f in res.facts:
+        assert not _leaks(f.model_dump_json()), f
+
+
+def test_no_form_leaks_into_any_report(planted, kb):
+    from clusterdx.commands.triage import description_lines
+    from clusterdx.engine.diagnose import collect_paths, run_diagnosis
+    from clusterdx.explainers import FORMATS, renderer
+
+    diag = run_diagnosis(collect_paths([planted]), kb=kb)
+    for fmt in FORMATS:
+        out = renderer(fmt)(diag.report, verbose=True) if fmt == "text" else renderer(fmt)(diag.report)
+        assert not _leaks(out), fmt
+    assert not any(_leaks(f.model_dump_json()) for f in diag.facts)
+    assert not _leaks("\n".join(description_lines(diag.report.inputs)))
+
+
+@pytest.mark.parametrize("how", ["text", "env", "environ", "argv"])
+def test_no_form_leaks_into_collected_bytes(how):
+    from clusterdx.facts.collect.secrets import redact_bytes
+
+    if how == "text":
+        data = "\n".join(t for t, _ in FORMS).encode()
+    elif how == "env":
+        data = "".join(f"EXTRA_{i}={t}\n" for i, t in enumerate(ONE_LINE)).encode()
+    elif how == "environ":
+        data = "\0".join(f"EXTRA_{i}={t}" for i, t in enumerate(ONE_LINE)).encode() + b"\0"
+    else:  # a command line as /proc/PID/cmdline holds it: one argument per shell word
+        import shlex
+
+        # a JSON document is no command line; as one argument of one it is: curl -d '{...}'
+        lines = [t if not t.startswith("{") else f"curl -d {shlex.quote(t)} https://x" for t in ONE_LINE]
+        argvs = [("\0".join(shlex.split(t)) + "\0").encode() for t in lines]
+        data = b"".join(argvs)
+    # one /proc/PID/cmdline per command line
+    out = "".join(redact_bytes(a, how).decode("utf-8", "replace") for a in (argvs if how == "argv" else [data]))
+    assert not _leaks(out), out
+    if how in ("environ", "argv"):
+        assert out.count("\0") == data.count(b"\0")  # the arguments keep their boundaries
+
+
+def test_no_form_leaks_into_a_collect_bundle(tmp_path, monkeypatch):
+    """A fake tool that prints every form on stdout and stderr and fails: data, stderr and the
+    manifest's reason are all redacted."""
+    import os
+    import tarfile
+
+    from clusterdx.facts.collect import CollectOptions, collect, write_bundle
+    from clusterdx.facts.collect.probe import Probe
+
+    from tests.collect.conftest import make_tool
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    forms = tmp_path / "forms.txt"
+    forms.write_text("\n".join(t for t, _ in FORMS) + "\n")
+    make_tool(bindir, "dmesg", f"cat {forms}")
+    make_tool(bindir, "failing", f"head -1 {forms} >&2; cat {forms} >&2; exit 3")
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    probes = [Probe("dmesg", argv=("dmesg",), format="dmesg", redact="text"),
+              Probe("failing", argv=("failing",), redact="text")]
+    col = collect(CollectOptions(probes=probes, argv=["clusterdx", "collect", "--note", "pw=x", ONE_LINE[0]]))
+    path = write_bundle(col, tmp_path / "b.tar.gz")
+    with tarfile.open(path) as tar:
+        for m in tar.getmembers():
+            body = tar.extractfile(m).read().decode("utf-8", "replace") if m.isfile() else ""
+            assert not _leaks(body), (m.name, _leaks(body))

@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, output_format
+from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, check_output, kb_dirs,
+                           output_format)
 
 
 class CheckFormat(str, enum.Enum):
@@ -27,6 +28,7 @@ def check(
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE"),
     config: Optional[Path] = typer.Option(None, "--config", help="Site configuration (mandatory items)."),
     no_redact: bool = typer.Option(False, "--no-redact"),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS", help=TIMEOUT_HELP),
 ) -> None:
     """Every known root cause, checked: fail, warn, pass, not checked or not applicable.
 
@@ -34,8 +36,10 @@ def check(
     item is warned or not checked (only mandatory ones count as not checked when the site
     declares mandatory items); 2 usage error; 3 the knowledge base has errors.
     """
-    from clusterdx.engine.checkrun import run_check
+    from clusterdx.engine.backstop import Outcome, supervised
+    from clusterdx.engine.checkrun import run_check, stopped_check
     from clusterdx.explainers import check_text
+    from clusterdx.facts.deadline import Deadline
 
     check_output(output)
     fmt_name = output_format(fmt.value if fmt is not None else None, output, tuple(f.value for f in CheckFormat))
@@ -44,10 +48,17 @@ def check(
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
     site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
-    report = run_check(kb, list(paths or []), fleet=fleet or len(paths or []) > 1, strict=strict, site=site,
-                       redact=not no_redact)
     render = {"text": check_text.render_text, "json": check_text.render_json,
               "markdown": check_text.render_markdown, "html": check_text.render_html}[fmt_name]
-    _emit(render(report), output)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    deadline = Deadline(timeout)
+
+    def work() -> Outcome:
+        report = run_check(kb, list(paths or []), fleet=fleet or len(paths or []) > 1, strict=strict, site=site,
+                           redact=not no_redact, deadline=deadline)
+        return Outcome(render(report), report.exit_code)
+
+    def stopped(why: str) -> Outcome:
+        report = stopped_check(kb, [str(p) for p in paths or []], strict, site, deadline, why)
+        return Outcome(render(report), report.exit_code)
+
+    _finish(supervised(work, stopped, deadline), output)

@@ -26,8 +26,10 @@ def fleet(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
     fmt: Optional[FleetFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
-    timeout: float = typer.Option(300.0, "--timeout", min=1.0, help="Seconds one node may take before it is "
-                                                                     "reported as timed out."),
+    timeout: float = typer.Option(1800.0, "--timeout", min=0.0, metavar="SECONDS", help="Seconds the whole fleet may take (0: no "
+                                  "limit); past it no node starts and none runs on, each reported as timed out."),
+    node_timeout: float = typer.Option(300.0, "--node-timeout", min=1.0, metavar="SECONDS", help="Seconds one node may take before it "
+                                                                              "is reported as timed out."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every node and more evidence."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar, even on a terminal."),
@@ -37,6 +39,7 @@ def fleet(
     import orjson
 
     from clusterdx.engine.fleet import run_fleet
+    from clusterdx.facts.deadline import Deadline
 
     check_output(output)
     fmt = FleetFormat(output_format(fmt.value if fmt is not None else None, output,
@@ -47,6 +50,7 @@ def fleet(
     site = _site(config)
     dirs = kb_dirs(None, site, prefer_checkout=False)
     kb = _load_kb(dirs)
+    deadline = Deadline(timeout)
     show_progress = sys.stderr.isatty() and not no_progress
     if show_progress:
         from rich.console import Console
@@ -63,10 +67,10 @@ def fleet(
 
         with bar:
             report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,
-                               task_timeout=timeout, progress=progress)
+                               task_timeout=node_timeout, progress=progress, deadline=deadline)
     else:
         report = run_fleet(paths, jobs=jobs, kb=kb, kb_dirs=dirs, site=site, redact=not no_redact,
-                           task_timeout=timeout)
+                           task_timeout=node_timeout, deadline=deadline)
     if fmt == FleetFormat.json:
         text = orjson.dumps(report.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
     elif fmt in (FleetFormat.markdown, FleetFormat.html):

@@ -8,7 +8,8 @@ from typing import Any, List, Optional
 
 import typer
 
-from clusterdx.cli import ExitStatus, _emit, _fail, _load_kb, _site, app, check_output, kb_dirs, reference_error
+from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, check_output, kb_dirs,
+                           reference_error)
 
 #: lines of the ticket description quoted at the top of the reply
 DESCRIPTION_LINES = 8
@@ -55,10 +56,13 @@ def triage(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="Site configuration file."),
     reference: Optional[str] = typer.Option(None, "--reference", metavar="NAME|FILE",
                                             help="Reference system id (e.g. dgx-h100-8x400g) or a YAML file."),
+    timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS", help=TIMEOUT_HELP),
 ) -> None:
     """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
+    from clusterdx.engine.backstop import Outcome, fallback_report, supervised
     from clusterdx.engine.diagnose import collect_paths, diagnose
     from clusterdx.explainers.markdown import render
+    from clusterdx.facts.deadline import Deadline
 
     import yaml
 
@@ -71,10 +75,20 @@ def triage(
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
     site = _site(config)
     kb = _load_kb(kb_dirs(None, site, prefer_checkout=False))
-    target = collect_paths(paths, node=node, redact=redact)
-    base = collect_paths(baseline, redact=redact) if baseline else None
-    try:
-        report = diagnose(target, base, kb=kb, redact=redact, site=site, reference=reference)
-    except (ReferenceError, yaml.YAMLError) as exc:
-        raise reference_error(exc) from None
-    _emit(render(report, reply=True, ticket=description_lines(report.inputs, redact)), output)
+    deadline = Deadline(timeout)
+
+    def work() -> Outcome:
+        target = collect_paths(paths, node=node, redact=redact, deadline=deadline)
+        base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
+        try:
+            report = diagnose(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
+        except (ReferenceError, yaml.YAMLError) as exc:
+            raise reference_error(exc) from None
+        return Outcome(render(report, reply=True, ticket=description_lines(report.inputs, redact)))
+
+    def stopped(why: str) -> Outcome:
+        report = fallback_report(kb, [str(p) for p in paths], [str(p) for p in baseline or []], deadline, why,
+                                 redact)
+        return Outcome(render(report, reply=True, ticket=[]))
+
+    _finish(supervised(work, stopped, deadline), output)

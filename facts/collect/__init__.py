@@ -92,10 +92,12 @@ def collect(options: CollectOptions | None = None) -> Collection:
         if opts.redact and res.probe.redact != "none" and res.data:
             res.data = redact_bytes(res.data, res.probe.redact)
             res.redacted = True
-        if opts.redact and res.stderr:
+        if opts.redact and (res.stderr or res.reason):
             from clusterdx.facts.redact import redact_text
 
+            # the reason quotes the first line of stderr ("exit 3: PGPASSWORD=... psql")
             res.stderr = redact_text(res.stderr)
+            res.reason = redact_text(res.reason)
     env = scope.detect({r.probe.name: r.data for r in results if r.status == "ok"})
     return Collection(host=socket.gethostname(), environment=env, started=started,
                       duration_s=round(time.monotonic() - t0, 3), results=results, options=opts)

@@ -9,7 +9,8 @@ Layout (under one top folder named after the bundle)::
     heavy/<probe>.txt           heavy probes (--heavy)
 
 Nothing is added to an output file: the manifest says which command produced which file, its
-exit code, duration, status and the start of its stderr. A probe that produced nothing (tool
+exit code, duration, status, the start of its stderr, and ``truncated`` when the output was cut
+at the size cap (ingestion then reads that file as truncated). A probe that produced nothing (tool
 missing, permission denied, timed out) has an entry and no file.
 """
 
@@ -47,6 +48,9 @@ class ProbeEntry(BaseModel):
     stderr: str = ""
     reason: str = ""
     redacted: bool = False
+    #: the output was cut at the size cap: the file holds its first bytes only (``reason`` says
+    #: where); ingestion reads such a file as truncated
+    truncated: bool = False
 
 
 class KBVersion(BaseModel):
@@ -107,7 +111,7 @@ def entry(res: Result) -> ProbeEntry:
         name=p.name, kind=p.kind, command=p.command, argv=list(p.argv) or None,
         file=p.file if res.has_output else None, format=p.format, kb_probe=p.kb_probe, status=res.status,
         exit_code=res.exit_code, duration_s=res.duration_s, timeout_s=p.timeout_s if p.argv else None,
-        bytes=len(res.data), stderr=res.stderr, reason=res.reason, redacted=res.redacted,
+        bytes=len(res.data), stderr=res.stderr, reason=res.reason, redacted=res.redacted, truncated=res.truncated,
     )
 
 

@@ -100,6 +100,8 @@ class Result:
     #: what actually ran (a fallback may read files instead of running the tool)
     command: str = ""
     redacted: bool = False
+    #: the output was cut at the size cap (the probe stopped there); the manifest says so
+    truncated: bool = False
     extra: dict = field(default_factory=dict)
 
     @property

@@ -1,9 +1,11 @@
 """Run probes: commands under a time limit, files read in process, never fatal, never a shell.
 
-A command runs as an argument list in its own session (process group) with stdin closed,
-``LC_ALL=C`` (so output is in the shape the parsers know) and its output in anonymous temporary
-files, so a child that never closes its pipes cannot hang the collection. At its time limit the
-whole process group gets SIGKILL. A missing tool, a permission error, a non-zero exit or a
+A command runs as an argument list in its own session (process group) with stdin closed and
+``LC_ALL=C`` (so output is in the shape the parsers know). Its output is read from pipes as it
+comes, kept up to :data:`MAX_OUTPUT_BYTES` in memory (never spooled to disk); a probe that writes
+more is stopped at the cap and its result marked ``truncated``. When it exits, at its time limit
+or at the cap, the whole process group gets SIGKILL, so no child it forked outlives it (or holds
+its pipes open: they are drained for at most :data:`DRAIN_S` after the exit). A missing tool, a permission error, a non-zero exit or a
 timeout becomes the probe's status, recorded with the duration and the start of stderr.
 
 Probes are grouped by tool; groups run in parallel, the probes of one group one after the
@@ -23,8 +25,8 @@ import glob
 import os
 import shutil
 import signal
+import selectors
 import subprocess
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Sequence
@@ -35,6 +37,9 @@ STDERR_KEEP = 2000
 #: a probe's output is cut here; a bundle is meant for tickets
 MAX_OUTPUT_BYTES = 32 << 20
 WORKERS = 8
+#: how long the pipes are drained after a probe exits (children it left are killed first)
+DRAIN_S = 0.5
+POLL_S = 0.2
 _DENIED = ("permission denied", "operation not permitted", "must be root", "not permitted")
 
 
@@ -46,12 +51,8 @@ def _env(probe: Probe) -> dict[str, str]:
     return env
 
 
-def _read_back(fh, limit: int = MAX_OUTPUT_BYTES) -> bytes:
-    fh.seek(0)
-    return fh.read(limit)
-
-
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the probe's whole process group (its session): children it left behind too."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -62,7 +63,66 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_command(probe: Probe, argv: Sequence[str] | None = None, timeout_s: float | None = None) -> Result:
+class _Capture:
+    """A probe's pipes read as they fill, each kept up to its cap: nothing goes to disk, and
+    memory is the cap. Past the cap of the stream that holds the data, ``cut`` is set."""
+
+    def __init__(self, proc: subprocess.Popen, data_stream: str, limit: int):
+        self.sel = selectors.DefaultSelector()
+        self.bufs: dict[int, bytearray] = {}
+        self.caps: dict[int, int] = {}
+        self.cut = False
+        self._data_fd = -1
+        self.fds: dict[str, int] = {}
+        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            if pipe is None:
+                continue
+            fd = pipe.fileno()
+            self.fds[name] = fd
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ)
+            self.bufs[fd] = bytearray()
+            holds_data = name == data_stream or (data_stream == "both" and name == "stdout")
+            self.caps[fd] = limit if holds_data else STDERR_KEEP
+            if holds_data:
+                self._data_fd = fd
+
+    @property
+    def open(self) -> bool:
+        return bool(self.sel.get_map())
+
+    def pump(self, wait: float) -> None:
+        for key, _ in self.sel.select(max(0.0, wait)):
+            fd = key.fd
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.sel.unregister(fd)
+                continue
+            buf, cap = self.bufs[fd], self.caps[fd]
+            room = cap - len(buf)
+            if room > 0:
+                buf += chunk[:room]
+            if len(chunk) > room and fd == self._data_fd:
+                self.cut = True  # the data stream is full: the probe is stopped, the rest is not kept
+
+    def get(self, name: str) -> bytes:
+        return bytes(self.bufs.get(self.fds.get(name, -1), b""))
+
+    def close(self) -> None:
+        self.sel.close()
+
+
+def run_command(probe: Probe, argv: Sequence[str] | None = None, timeout_s: float | None = None,
+                max_bytes: int = MAX_OUTPUT_BYTES) -> Result:
+    """Run one command probe; see the module docstring. Its whole process group is killed when it
+    ends, whichever way (a child it forked must not outlive it and keep writing); its output is
+    read from pipes up to ``max_bytes`` and a probe that writes more is stopped there and marked
+    ``truncated``."""
     argv = list(argv or probe.argv)
     timeout = probe.timeout_s or timeout_s or DEFAULT_TIMEOUT_S
     command = " ".join(argv)
@@ -70,32 +130,56 @@ def run_command(probe: Probe, argv: Sequence[str] | None = None, timeout_s: floa
     if exe is None:
         return Result(probe, "missing", reason=f"tool not installed: {argv[0]}", command=command)
     start = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT if probe.stream == "both" else err,
-                                    env=_env(probe), start_new_session=True, close_fds=True)
-        except PermissionError as exc:
-            return Result(probe, "denied", reason=f"cannot run {argv[0]}: {exc.strerror}", command=command,
-                          duration_s=round(time.monotonic() - start, 3))
-        except OSError as exc:
-            return Result(probe, "error", reason=f"cannot run {argv[0]}: {exc.strerror or exc}",
-                          command=command, duration_s=round(time.monotonic() - start, 3))
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            return Result(probe, "timeout", exit_code=proc.returncode, command=command,
-                          duration_s=round(time.monotonic() - start, 3),
-                          stderr=_text(_read_back(err, STDERR_KEEP)),
-                          reason=f"killed after {timeout:g} s (process group)")
-        finally:
-            if proc.poll() is None:  # pragma: no cover - interrupted
+    try:
+        proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT if probe.stream == "both" else subprocess.PIPE,
+                                env=_env(probe), start_new_session=True, close_fds=True)
+    except PermissionError as exc:
+        return Result(probe, "denied", reason=f"cannot run {argv[0]}: {exc.strerror}", command=command,
+                      duration_s=round(time.monotonic() - start, 3))
+    except OSError as exc:
+        return Result(probe, "error", reason=f"cannot run {argv[0]}: {exc.strerror or exc}",
+                      command=command, duration_s=round(time.monotonic() - start, 3))
+    cap = _Capture(proc, probe.stream, max_bytes)
+    end = start + timeout
+    timed_out = False
+    try:
+        while not cap.cut:
+            now = time.monotonic()
+            if proc.poll() is not None:
+                # the probe is done: what its group left running dies now, and what they wrote to
+                # the pipes before is drained (briefly: a child outside the group may hold them)
                 _kill_group(proc)
-        duration = round(time.monotonic() - start, 3)
-        stdout, stderr = _read_back(out), _read_back(err)
+                drain_end = now + DRAIN_S
+                while cap.open and not cap.cut and time.monotonic() < drain_end:
+                    cap.pump(drain_end - time.monotonic())
+                break
+            if now >= end:
+                timed_out = True
+                break
+            if cap.open:
+                cap.pump(min(end - now, POLL_S))
+            else:
+                time.sleep(min(end - now, POLL_S))
+    finally:
+        code = proc.poll()
+        _kill_group(proc)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        cap.close()
+    duration = round(time.monotonic() - start, 3)
+    stdout, stderr = cap.get("stdout"), cap.get("stderr")
+    if timed_out:
+        return Result(probe, "timeout", exit_code=proc.returncode, command=command, duration_s=duration,
+                      stderr=_text(stderr[:STDERR_KEEP]), reason=f"killed after {timeout:g} s (process group)")
     data = stderr if probe.stream == "stderr" else stdout
     err_text = "" if probe.stream == "stderr" else _text(stderr[:STDERR_KEEP])
+    if cap.cut:
+        return Result(probe, "ok", data=data, exit_code=code, duration_s=duration, stderr=err_text,
+                      command=command, truncated=True,
+                      reason=f"output cut at {_size(max_bytes)}: the probe was stopped there (process group)")
+    code = proc.returncode if code is None else code
     if code in probe.ok_codes:
         return Result(probe, "ok", data=data, exit_code=code, duration_s=duration, stderr=err_text, command=command)
     first = (err_text or _text(data[:STDERR_KEEP])).strip().splitlines()
@@ -103,6 +187,10 @@ def run_command(probe: Probe, argv: Sequence[str] | None = None, timeout_s: floa
     status = "denied" if not data.strip() and any(w in why.lower() for w in _DENIED) else "error"
     return Result(probe, status, data=data, exit_code=code, duration_s=duration, stderr=err_text,
                   command=command, reason=f"exit {code}: {why[:200]}")
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
 
 
 def _text(data: bytes) -> str:

@@ -24,6 +24,7 @@ b'python\x00--hf-token\x00<redacted>\x00--seq\x008192\x00'
 from __future__ import annotations
 
 import re
+import shlex
 
 from clusterdx.facts.collect.probe import Redaction
 from clusterdx.facts.redact import REDACTED, is_secret_name, redact_text, redact_value
@@ -47,6 +48,22 @@ def redact_bytes(data: bytes, how: Redaction) -> bytes:
 
 
 def _argv(args: list[bytes]) -> list[bytes]:
+    """Each argument redacted alone, then in the context of the whole line: ``-u bob:pw``,
+    ``-p pw`` after ``docker login`` and ``wandb login KEY`` are secrets only next to their
+    neighbours. An argument the whole-line pass changed is replaced by what it became."""
+    alone = _argv_alone(args)
+    words = [a.decode("utf-8", errors="surrogateescape") for a in alone]
+    try:
+        line = shlex.join(words)
+        redone = shlex.split(redact_text(line))
+    except ValueError:
+        return alone
+    if len(redone) != len(words):
+        return alone  # redaction changed the word count: keep the per-argument result
+    return [w.encode("utf-8", errors="surrogateescape") for w in redone]
+
+
+def _argv_alone(args: list[bytes]) -> list[bytes]:
     out: list[bytes] = []
     after_secret_option = False
     for raw in args:

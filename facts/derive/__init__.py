@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from clusterdx.facts.base import Fact
+from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.derive import compare as _compare
 from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
 from clusterdx.facts.derive import platform as platform_role
@@ -61,16 +62,21 @@ def obtainable(yields: set[str] | frozenset[str]) -> set[str]:
 
 
 def derive_all(facts: Sequence[Fact], reference: "Selected | None" = None,
-               warnings: list[str] | None = None, params: Params | None = None) -> list[Fact]:
+               warnings: list[str] | None = None, params: Params | None = None,
+               deadline: Deadline | None = None) -> list[Fact]:
     """Parsed facts plus derived ones; ``reference`` is the system the measurements are held to
     (inferred from the facts when None); ``params`` the rule parameters in force (the shipped
     defaults when None).
 
     A deriver that raises (a value it cannot compute with, a bug) costs its own output only: the
-    failure is appended to ``warnings`` (when given) and the other derivers still run.
+    failure is appended to ``warnings`` (when given) and the other derivers still run. Past
+    ``deadline`` the derivers left are not run (and noted in its ledger).
     """
     out = reported.reconcile(facts)
     for fn in DERIVERS:
+        if deadline is not None and deadline.passed():
+            deadline.not_derived(getattr(fn, "__module__", "?").rsplit(".", 1)[-1] + "." + fn.__name__)
+            continue
         out.extend(run_deriver(fn, out, reference, warnings, params))
     return out
 

@@ -92,7 +92,12 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             continue
         m = _ENTRY.match(entry)
         if not m:
-            ctx.warn(n, f"entry is not NAME=value: {entry[:60]!r}")
+            text = entry.decode("utf-8", "replace")
+            if ctx.doc.redact:  # before the cut: a cut secret no longer looks like one
+                from clusterdx.facts.redact import redact_text
+
+                text = redact_text(text)
+            ctx.warn(n, f"entry is not NAME=value: {text[:60]!r}")
             continue
         name = m.group(1).decode("ascii")
         value = m.group(2).decode("utf-8", "replace")

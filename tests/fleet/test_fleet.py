@@ -103,14 +103,14 @@ def test_nccl_version_drift_on_one_of_five(make_node, kb):
 
 
 def _crash_or_raise(real):
-    def fake(bundle: Bundle, redact: bool):
+    def fake(bundle: Bundle, redact: bool, *rest):
         if bundle.name == "crash":
             os._exit(3)
         if bundle.name == "raise":
             raise RuntimeError("parser blew up")
         if bundle.name == "hang":
             time.sleep(60)
-        return real(bundle, redact)
+        return real(bundle, redact, *rest)
     return fake
 
 

@@ -142,7 +142,11 @@ def _unquoted(value: str) -> tuple[str, str]:
     return "", ""
 
 
-def redact_text(text: str) -> str:
+#: levels of NAME=VALUE inside a value that are looked into (EXTRA=PGPASSWORD=x is one)
+_MAX_NESTING = 4
+
+
+def redact_text(text: str, _depth: int = 0) -> str:
     """Free text (a command line, a log line) with credentials masked.
 
     Masks secret ``NAME=value`` / ``NAME: value`` pairs, ``--secret-option value``, HTTP
@@ -158,15 +162,20 @@ def redact_text(text: str) -> str:
     if not text:
         return text
 
+    def _nested(value: str) -> str:
+        # pairs inside pairs are looked into a few levels deep; deeper nesting is hostile input,
+        # and what is left of it is masked rather than read (no recursion without a bound)
+        return redact_text(value, _depth + 1) if _depth < _MAX_NESTING else REDACTED
+
     def pair(m: re.Match[str]) -> str:
         val = m.group("val")
         if not is_secret_name(m.group("name")):
             lq, rq = _unquoted(val)
             if lq and len(val) > 2:  # a quoted value may hold pairs of its own: reason: 'TOKEN=x'
                 inner = val[1:len(val) - len(rq)]
-                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{lq}{redact_text(inner)}{rq}"
+                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{lq}{_nested(inner)}{rq}"
             if not lq and ("=" in val or ":" in val):  # so may a bare one: EXTRA=PGPASSWORD=x
-                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{redact_text(val)}"
+                return f"{m.group('pre')}{m.group('name')}{m.group('sep')}{_nested(val)}"
             return m.group(0)
         if val == REDACTED or val.lower() in ("bearer", "basic", "token"):
             return m.group(0)

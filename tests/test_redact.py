@@ -256,3 +256,11 @@ def test_no_form_leaks_into_a_collect_bundle(tmp_path, monkeypatch):
         for m in tar.getmembers():
             body = tar.extractfile(m).read().decode("utf-8", "replace") if m.isfile() else ""
             assert not _leaks(body), (m.name, _leaks(body))
+
+
+def test_deeply_nested_pairs_are_bounded_not_recursed_without_end():
+    from clusterdx.facts.redact import redact_text
+
+    out = redact_text("NCCL_X=" * 10000 + "1")
+    assert out.startswith("NCCL_X=NCCL_X=") and out.endswith("<redacted>")
+    assert redact_text("EXTRA=PGPASSWORD=hunter2") == "EXTRA=PGPASSWORD=<redacted>"

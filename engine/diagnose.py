@@ -404,7 +404,10 @@ def _outcome_out(kb: KnowledgeBase, r: RuleResult) -> RuleOutcomeOut:
         return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome)
     layer = next((t.split(".", 1)[1] for t in rule.tags if t.startswith("layer.")), "")
     detector = any(e.effect == "supports" for e in rule.evidence)
-    passed = r.outcome == "refuted" or (r.outcome == "silent" and detector)
+    # a rule on the ticket's words that stayed silent means the user did not say it, not that it
+    # was checked and found fine
+    words_only = "tool.prose" in rule.tags
+    passed = r.outcome == "refuted" or (r.outcome == "silent" and detector and not words_only)
     return RuleOutcomeOut(rule=r.rule_id, outcome=r.outcome, title=rule.title, layer=layer, passed=passed)
 
 

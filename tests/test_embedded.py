@@ -89,3 +89,14 @@ def test_quoted_health_check_line_in_prose():
     found = [f for f in res.facts if f.fact_type == "health.finding"]
     assert [(f.check, f.status) for f in found] == [("check_nvlink_status", "fail")]
     assert not found[0].detail.endswith("`")
+
+
+def test_silent_rules_on_the_tickets_words_are_not_reported_as_checked_and_fine(tmp_path, kb):
+    from clusterdx.engine.diagnose import collect_paths, diagnose
+
+    (tmp_path / "notes.md").write_text("Our all_reduce_perf test hangs on two MI100 GPUs.\n")
+    report = diagnose(collect_paths([tmp_path]), kb=kb)
+    passed = {r.rule for r in report.rules if r.passed}
+    silent_words = {r.rule for r in report.rules if r.outcome == "silent" and r.rule.startswith("reported-")}
+    assert silent_words and not (passed & silent_words)
+    assert any(h.id == "iommu-translation-on-bare-metal" for h in report.hypotheses)

@@ -1,4 +1,5 @@
-"""Markdown report: a ticket reply or a ``--format markdown`` report, with a Mermaid causal path.
+"""The ``--format markdown`` report (and the engineer's notes of ``triage --notes``), with a Mermaid
+causal path. The reply sent to the customer is explainers/reply.py.
 
 Every string that may come from the inputs is made inert: inline text has Markdown and HTML
 metacharacters backslash-escaped or turned into entities, commands sit in code spans or fenced
@@ -180,20 +181,11 @@ def _differences(report: Any) -> list[str]:
     return out
 
 
-def render(report: Any, *, ticket: Sequence[str] | None = None, reply: bool = False, quote_lines: bool = True,
-           leading: int = LEADING, **_: Any) -> str:
-    """``reply``: frame as a reply to a support ticket; ``ticket``: first lines of its description."""
+def render(report: Any, *, quote_lines: bool = True, leading: int = LEADING, **_: Any) -> str:
     out: list[str] = []
     top = report.hypotheses[0] if report.hypotheses else None
-    if reply:
-        out += ["## clusterdx triage", ""]
-        out.append("Thank you for the attachments. Here is what they show, what we could not check yet, and "
-                   "what to run next.")
-        if ticket:
-            out += ["", "Ticket description (first lines):", "", *fenced(list(ticket))]
-    else:
-        title = f": {text(top.title)}" if top else ""
-        out.append(f"# clusterdx diagnosis{title}")
+    title = f": {text(top.title)}" if top else ""
+    out.append(f"# clusterdx diagnosis{title}")
     out += ["", f"**Summary.** {text(summary(report))}"]
     out += ["", "## Ranked hypotheses", ""]
     if report.hypotheses:

@@ -2,45 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
 from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _site, app, check_output, kb_dirs,
                            reference_error)
-
-#: lines of the ticket description quoted at the top of the reply
-DESCRIPTION_LINES = 8
-_DESCRIPTION_NAME = re.compile(r"desc|ticket|issue|readme|summary|problem|notes|report|case", re.IGNORECASE)
-
-
-def description_lines(inputs: List[Any], redact: bool = True) -> List[str]:
-    """The first lines of the pasted description: an input no tool parser recognised (unrecognized,
-    or read only as the user's own words by the prose reader), preferring one
-    whose name says so (description.txt, ticket.md). Empty when there is none."""
-    candidates = [i for i in inputs if (i.status == "unrecognized" or i.format == "prose")
-                  and i.side == "target" and not i.reason.startswith("binary")]
-    candidates.sort(key=lambda i: not _DESCRIPTION_NAME.search(Path(i.path.split("!/")[-1]).name))
-    if not candidates:
-        return []
-    chosen = candidates[0]
-    lines: List[str] = []
-    path = Path(chosen.path)
-    if "!/" not in chosen.path and "#" not in chosen.path and path.is_file() and path.stat().st_size < 1 << 20:
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.strip():
-                lines.append(line.rstrip()[:300])
-            if len(lines) >= DESCRIPTION_LINES:
-                break
-    elif chosen.first_line:
-        lines = [chosen.first_line]
-    if redact:
-        from clusterdx.facts.redact import redact_text
-
-        lines = [redact_text(ln) for ln in lines]
-    return lines
 
 
 @app.command()
@@ -48,6 +16,9 @@ def triage(
     paths: List[Path] = typer.Argument(..., metavar="ATTACHMENT...", help="The ticket's attachments: files, folders, archives, "
                                        "a pasted description."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the reply to this file."),
+    notes: Optional[Path] = typer.Option(None, "--notes", metavar="FILE",
+                                         help="Also write the engineer's notes (full report: rule ids, quoted lines, "
+                                              "causal path) to this Markdown file."),
     baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b", metavar="PATH",
                                                   help="A known-good bundle of the same job to compare with."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the reply."),
@@ -61,7 +32,7 @@ def triage(
     """Read a ticket's attachments and print a Markdown reply ready to paste into the ticket."""
     from clusterdx.engine.backstop import Outcome, fallback_report, supervised
     from clusterdx.engine.diagnose import collect_paths, diagnose
-    from clusterdx.explainers.markdown import render
+    from clusterdx.explainers import markdown, reply
     from clusterdx.facts.deadline import Deadline
 
     import yaml
@@ -70,6 +41,7 @@ def triage(
 
     redact = not no_redact
     check_output(output)
+    check_output(notes)
     for p in list(paths) + list(baseline or []):
         if not p.exists():
             raise _fail(f"no such file or folder: {p}", ExitStatus.USAGE)
@@ -84,11 +56,19 @@ def triage(
             report = diagnose(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
         except (ReferenceError, yaml.YAMLError) as exc:
             raise reference_error(exc) from None
-        return Outcome(render(report, reply=True, ticket=description_lines(report.inputs, redact)))
+        # the reply goes to the customer; what only the engineer can use (ids, reprs, paths) goes to the notes
+        told = ""
+        if notes is not None:
+            try:
+                notes.write_text(markdown.render(report), encoding="utf-8")
+            except OSError as exc:
+                raise _fail(f"cannot write {notes}: {exc.strerror or exc}", ExitStatus.USAGE) from None
+            told = f"clusterdx: wrote {notes}\n"
+        return Outcome(reply.render(report), stderr=told)
 
     def stopped(why: str) -> Outcome:
         report = fallback_report(kb, [str(p) for p in paths], [str(p) for p in baseline or []], deadline, why,
                                  redact)
-        return Outcome(render(report, reply=True, ticket=[]))
+        return Outcome(reply.render(report))
 
     _finish(supervised(work, stopped, deadline), output)

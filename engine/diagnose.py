@@ -156,8 +156,13 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     if next_probes and deadline.passed():
         deadline.skipped("next probes")  # a what-if re-ranking per probe: the longest step left
         next_probes = False
+    # what the ticket already holds: a probe whose output is attached is never asked for again
+    # (an excerpt, `lspci -vvv | grep Mellanox`, is not the probe's whole output: it may be asked for)
+    attached = {i.format for i in target.inputs
+                if getattr(i, "status", "") in ("parsed", "partial") and i.format
+                and "|" not in (getattr(i, "command", None) or "")}
     suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in known],
-                          engine_rules={r.id: r for r in engine.rules}) if next_probes else []
+                          engine_rules={r.id: r for r in engine.rules}, attached=attached) if next_probes else []
     if gap is not None:
         # a busbw gap is explained only by causes that act through slower collectives
         sharing = [h for h in hypotheses if gap.basis == "baseline"

@@ -103,7 +103,10 @@ def _h(p: float) -> float:
 
 def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef], present_types: set[str],
             gap_pct: float | None = None, priors: dict[str, str] | None = None, limit: int = 5,
-            payloads: list[dict] | None = None, engine_rules: dict | None = None) -> list[Suggestion]:
+            payloads: list[dict] | None = None, engine_rules: dict | None = None,
+            attached: set[str] | None = None) -> list[Suggestion]:
+    """``attached``: formats of the inputs that were read; a probe producing one of them is not
+    proposed (its output is in the ticket already, even where it held fewer facts than it can)."""
     from clusterdx.facts.derive import obtainable
 
     assert kb.graph is not None
@@ -141,7 +144,10 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     from clusterdx.facts.formats import all_formats
 
     formats = all_formats()
+    attached = attached or set()
     for probe in kb.probes.values():
+        if probe.format and probe.format in attached:
+            continue
         # what the probe's output parses into: its declared facts and its format's
         declared = set(probe.yields) | set(formats[probe.format].facts if probe.format in formats else ())
         gives = obtainable(declared)

@@ -166,3 +166,13 @@ def _derived_sources(types: set[str]) -> set[str]:
     for t in types:
         out |= sources.get(t, set()) | set(SOURCES.get(t, ()))
     return out
+
+
+def test_a_probe_whose_output_is_attached_is_not_asked_for(kb):
+    from clusterdx.engine.diagnose import collect_paths, diagnose
+
+    report = diagnose(collect_paths(["kb/cases/cp-stacked-cstates-numa-balancing/input"]), kb=kb)
+    read = {i.format for i in report.inputs if i.status in ("parsed", "partial")}
+    assert "lscpu" in read
+    asked = {kb.probes[p.id].format for p in report.next_probes if p.id in kb.probes}
+    assert not (asked & read), asked & read

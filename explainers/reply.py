@@ -133,6 +133,12 @@ class _Writer:
             files = ", ".join(f"`{self.names.path(i.path.split('#', 1)[0])}`" for i in _unique_files(unread))
             out.append(f"We could not read {files}; if that was meant to be command output, please send it "
                        "as plain text.")
+        inc = getattr(r, "incomplete", None)
+        if inc is not None:
+            left = len(inc.inputs_not_read)
+            out += ["", "Our analysis was not finished within its time limit"
+                        + (f"; {left} of the files were not read yet" if left else "")
+                        + ". What follows covers what was done; we will complete it and follow up."]
         g = r.gap
         if g is not None:
             against = "the baseline run you sent" if g.basis == "baseline" else "what this hardware should reach"

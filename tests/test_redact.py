@@ -194,16 +194,15 @@ def test_no_form_leaks_into_input_records_or_facts(planted):
 
 
 def test_no_form_leaks_into_any_report(planted, kb):
-    from clusterdx.commands.triage import description_lines
     from clusterdx.engine.diagnose import collect_paths, run_diagnosis
-    from clusterdx.explainers import FORMATS, renderer
+    from clusterdx.explainers import FORMATS, renderer, reply
 
     diag = run_diagnosis(collect_paths([planted]), kb=kb)
     for fmt in FORMATS:
         out = renderer(fmt)(diag.report, verbose=True) if fmt == "text" else renderer(fmt)(diag.report)
         assert not _leaks(out), fmt
     assert not any(_leaks(f.model_dump_json()) for f in diag.facts)
-    assert not _leaks("\n".join(description_lines(diag.report.inputs)))
+    assert not _leaks(reply.render(diag.report))  # the triage reply to the customer
 
 
 @pytest.mark.parametrize("how", ["text", "env", "environ", "argv"])

@@ -250,14 +250,13 @@ class _Hang(Exception):
 
 
 def inprocess(args: argparse.Namespace) -> Counts:
-    from clusterdx.commands.triage import description_lines
     from clusterdx.engine.backstop import grace_s
     from clusterdx.engine.check_report import CheckReport, Coverage
     from clusterdx.engine.checklist import build, coverage
     from clusterdx.engine.checkrun import _out
     from clusterdx.engine.diagnose import collect_paths, run_diagnosis
     from clusterdx.engine.kb import load_kb
-    from clusterdx.explainers import FORMATS, check_text, renderer
+    from clusterdx.explainers import FORMATS, check_text, renderer, reply
     from clusterdx.explainers.markdown import render as markdown
     from clusterdx.facts.deadline import Deadline
 
@@ -283,7 +282,7 @@ def inprocess(args: argparse.Namespace) -> Counts:
                 diag = run_diagnosis(target, kb=kb, redact=redact, deadline=deadline, next_probes=batch % 10 == 0)
                 report = diag.report
                 outs = [renderer(f)(report) for f in FORMATS]
-                outs.append(markdown(report, reply=True, ticket=description_lines(report.inputs, redact)))
+                outs.append(reply.render(report))
                 items = build(kb, report, diag.facts)
                 check = CheckReport(version="bench", nodes=report.nodes, items=[_out(i) for i in items],
                                     coverage=Coverage(**coverage(items)), exit_code=0, strict=False)

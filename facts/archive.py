@@ -197,29 +197,14 @@ def decompress(data: bytes, kind: str, cap: int, limits: Limits,
             raise _Stop
 
     try:
-        if kind == "gzip":
-            rest = data
-            while rest:
-                d = zlib.decompressobj(wbits=31)
-                buf = rest
-                while buf and not d.eof:
-                    emit(d.decompress(buf, chunk))
-                    buf = d.unconsumed_tail
-                if not d.eof:
-                    emit(d.flush())
+        chunks = _stream_chunks(data, kind, chunk)
+        while True:
+            try:
+                emit(next(chunks))
+            except StopIteration as end:
+                if end.value:
                     problem = ("partial", "compressed stream is truncated")
-                    break
-                rest = d.unused_data
-                if rest[:2] != b"\x1f\x8b":
-                    break  # trailing garbage after the last member is ignored, as gzip does
-        else:
-            d = bz2.BZ2Decompressor() if kind == "bzip2" else lzma.LZMADecompressor()
-            emit(d.decompress(data, chunk))
-            while not d.eof:
-                if d.needs_input:
-                    problem = ("partial", "compressed stream is truncated")
-                    break
-                emit(d.decompress(b"", chunk))
+                break
     except _Stop:
         pass
     except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
@@ -342,7 +327,9 @@ SCAN_SECONDS = 10.0
 
 
 def _stream_chunks(data: bytes, kind: str, chunk: int):
-    """The decompressed stream in pieces of at most ``chunk`` bytes (never all at once)."""
+    """The decompressed stream in pieces of at most ``chunk`` bytes (never all at once); the
+    generator returns True when the stream ends before its end marker (truncated). Concatenated
+    gzip members are read on; trailing garbage after the last one is ignored, as gzip does."""
     if kind == "gzip":
         rest = data
         while rest:
@@ -352,15 +339,19 @@ def _stream_chunks(data: bytes, kind: str, chunk: int):
                 yield d.decompress(buf, chunk)
                 buf = d.unconsumed_tail
             if not d.eof:
-                return
+                yield d.flush()
+                return True
             rest = d.unused_data
             if rest[:2] != b"\x1f\x8b":
-                return
-        return
+                return False
+        return False
     d = bz2.BZ2Decompressor() if kind == "bzip2" else lzma.LZMADecompressor()
     yield d.decompress(data, chunk)
-    while not d.eof and not d.needs_input:
+    while not d.eof:
+        if d.needs_input:
+            return True
         yield d.decompress(b"", chunk)
+    return False
 
 
 def _octal(field: bytes) -> int:

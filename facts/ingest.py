@@ -1103,11 +1103,7 @@ def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[F
     log and no Markdown is the tool's alone (a log's own uncited lines are not prose)."""
     if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
         return []
-    cited: set[int] = set()
-    for f in ctx.facts:
-        src = f.source
-        if src.line > 0:
-            cited.update(range(src.line, max(src.line, src.end_line) + 1))
+    cited = cited_lines(ctx.facts)
     if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in doc.lines[:5000]):
         return []
     lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]

@@ -10,7 +10,14 @@ A signature seen only in the user's own words (a prose document) is ``reported``
     >>> from clusterdx.facts.document import Document
     >>> doc = Document.from_text("ok\\nnode3:41:41 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.1.3<0>\\n", name="l")
     >>> [(f.signature, f.node_id, f.source.line) for f in scan(doc)]
-    [('nccl-net-socket-in-use', 'nccl-net-socket', 2)]
+    [('nccl-net-socket-initialized', 'nccl-net-socket', 2)]
+
+A signature whose ``unless`` line appears anywhere in the same document is not reported: the
+socket transport's initialisation line next to ``NET/IB : Using`` is NCCL's bootstrap.
+
+    >>> ib = "node3:41:41 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.2.0.3<0>\\n"
+    >>> [f.signature for f in scan(Document.from_text(doc.text + ib, name="l"))]
+    []
 """
 
 from __future__ import annotations
@@ -37,12 +44,19 @@ class Signature(BaseModel):
     id: str
     needle: str
     pattern: str = ""
+    #: a line that, anywhere in the same document, shows the signature's line means something
+    #: else (NCCL before 2.4.8 prints ``NET/Socket : Using`` for its bootstrap on every run; next
+    #: to ``NET/IB : Using`` it is not the transport)
+    unless: str = ""
     node: str
     summary: str
     reference: str
 
     def compiled(self) -> re.Pattern[str] | None:
         return re.compile(self.pattern, re.I) if self.pattern else None
+
+    def compiled_unless(self) -> re.Pattern[str] | None:
+        return re.compile(self.unless, re.I) if self.unless else None
 
 
 class SignatureTable(BaseModel):
@@ -64,6 +78,15 @@ def _compiled() -> list[tuple[Signature, re.Pattern[str] | None]]:
     return [(s, s.compiled()) for s in table().entries]
 
 
+@lru_cache(maxsize=1)
+def _unless() -> dict[str, re.Pattern[str]]:
+    return {s.id: rx for s in table().entries if (rx := s.compiled_unless()) is not None}
+
+
+def _contradicted(doc: Document, rx: re.Pattern[str]) -> bool:
+    return any(rx.search(line[:MAX_LINE]) for line in doc.lines[:MAX_LINES])
+
+
 def scan(doc: Document, reported: bool = False) -> list[TextSignature]:
     if doc.raw is not None or not doc.lines:
         return []
@@ -82,7 +105,10 @@ def scan(doc: Document, reported: bool = False) -> list[TextSignature]:
             else:
                 hit[2] += 1
     out = []
+    unless = _unless()
     for sig, i, count in found.values():
+        if sig.id in unless and _contradicted(doc, unless[sig.id]):
+            continue
         text = doc.lines[i].strip()
         if doc.redact:
             from clusterdx.facts.redact import redact_text

@@ -12,7 +12,7 @@ from clusterdx.facts.document import Document
 from clusterdx.facts.ingest import ingest_documents
 
 HITS = [
-    ("gpu-a:1201:1390 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>", "nccl-net-socket-in-use"),
+    ("gpu-a:1201:1390 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>", "nccl-net-socket-initialized"),
     ("NCCL INFO Channel 00 : 0[0] -> 1[0] [send] via NET/Socket/0", "nccl-net-socket-in-use"),
     ("node1:55:55 [0] NCCL INFO NET/IB : No device found.", "nccl-ib-no-device"),
     ("fi_getinfo: -61 (No data available)", "libfabric-no-efa-provider"),
@@ -119,3 +119,17 @@ def test_long_lines_are_cheap():
     t = time.process_time()
     signatures.scan(doc)
     assert time.process_time() - t < 5
+
+
+@pytest.mark.parametrize("other", [
+    "gpu-a:1201:1390 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.2.0.1<0>",
+    "gpu-a:1201:1390 [0] NCCL INFO Channel 00 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA",
+    "gpu-a:1201:1201 [0] NCCL INFO NCCL version 2.4.7+cuda10.0",
+])
+def test_bootstrap_socket_line_is_not_the_transport(other):
+    from clusterdx.facts.document import Document
+    from clusterdx.facts.signatures import scan
+
+    line = "gpu-a:1201:1390 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>"
+    assert [f.signature for f in scan(Document.from_text(line + "\n", name="x"))] == ["nccl-net-socket-initialized"]
+    assert scan(Document.from_text(f"{other}\n{line}\n", name="x")) == []

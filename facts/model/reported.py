@@ -116,9 +116,11 @@ class ReportedSymptom(_Reported):
     #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
     #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
-    #: differs with the node pair that ran), 'one-core' (worker processes confined to one core), 'error'
+    #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
+    #: 'containers-split' (several containers on one node, each with part of its GPUs),
+    #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error'
     kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent",
-                  "one-core", "error"]
+                  "one-core", "containers-split", "multi-gpu-slower", "error"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

@@ -178,10 +178,23 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
                             r"(?:all|every)\s{1,3}(?:\w+\s{1,3}){0,3}(?:on|to)\s{1,3}(?:the\s{1,3})?(?:same|one|first)\s{1,3}(?:physical\s{1,3})?(?:core|cpu))\b", re.I)),
+    # several containers on one node, each given part of its GPUs: "two docker with each holding
+    # two graphic cards", "each pod gets 4 of the 8 GPUs", "between two containers on the same host"
+    ("containers-split", re.compile(r"\b(?:(?:two|2|three|3|four|4|multiple|several|separate|different)\s{1,3}(?:docker\s{1,3})?(?:dockers?|containers?|pods?)\b"
+                                    r"(?:\s{1,3}\w+){0,4}?\s{1,3}(?:each|every one|respectively)|"
+                                    r"\beach\s{1,3}(?:docker|container|pod)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:holds?|holding|gets?|getting|has|having|with|sees?|owns?)\s{1,3}"
+                                    r"(?:\w+\s{1,3}){0,2}?(?:\d{1,2}|one|two|three|four)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:GPUs?|cards?|graphics? cards?|devices?)|"
+                                    r"between\s{1,3}(?:the\s{1,3})?(?:two|2)\s{1,3}(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}(?:one|the same|a single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
+    # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
+    ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
+                                    r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
                                  r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]
+#: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
+_PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
+                        r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
 _SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
 _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
@@ -517,6 +530,12 @@ class _Reader:
                      count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
                      text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
+        pcie = _PCIE_GPUS.search(sentence)
+        if pcie and not self._gpu_re.search(sentence) and not _NEGATION.search(sentence[:pcie.start()]):
+            self.add(ReportedInventory, index, ("inv", "gpu", "", "PCIe"), item="gpu", model="",
+                     count=int(c.group(1)) if (c := _GPU_COUNT.search(sentence)) else None, form="PCIe",
+                     interconnect="PCIe",
+                     text=_cut(sentence))
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
             if _aside(before):

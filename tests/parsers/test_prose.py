@@ -498,3 +498,35 @@ def test_a_statement_cut_by_a_line_break_is_read():
     assert [s.kind for s in of_type(ctx, "reported.symptom")] == ["one-core"]
     listed = facts_of("- all workers use only one\n- physical core count is 64\n")
     assert not [f for f in listed if f.fact_type == "reported.symptom"]  # list items are not one sentence
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Now I create two docker with each holding two graphic cards, 01 and 23 respectively.", "containers-split"),
+    ("Each pod gets 4 of the 8 GPUs on the node.", "containers-split"),
+    ("The bandwidth between two containers on the same host is only 15 GB/s.", "containers-split"),
+    ("Train Alexnet with 4 GPUs seems slower than one", "multi-gpu-slower"),
+    ("Training on 8 GPUs is slower than on a single GPU.", "multi-gpu-slower"),
+])
+def test_symptoms_of_split_containers_and_multi_gpu_slowdown(text, kind):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert kind in kinds
+
+
+@pytest.mark.parametrize("text", [
+    "We run one container with all 8 GPUs on each node.",
+    "Two nodes each with 8 GPUs.",
+    "The 4 GPU run is faster than one.",
+    "The pods each run one rank.",
+])
+def test_lookalikes_of_split_containers_and_multi_gpu_slowdown(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "containers-split" not in kinds and "multi-gpu-slower" not in kinds
+
+
+def test_gpus_said_to_talk_over_pcie_without_a_model():
+    inv = [f for f in facts_of("I have 4 GPUs on my machine, and they're connected with PCIE16.")
+           if f.fact_type == "reported.inventory"]
+    assert [(f.item, f.form, f.count) for f in inv] == [("gpu", "PCIe", 4)]
+    named = [f for f in facts_of("8x H100 SXM GPUs connected over PCIe switches to the NICs.")
+             if f.fact_type == "reported.inventory" and f.item == "gpu"]
+    assert [f.model for f in named] == ["H100"]  # a named GPU keeps its own form

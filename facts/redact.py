@@ -278,6 +278,9 @@ def mask_tokens(message: str, tokens: list[str]) -> str:
     >>> mask_tokens("bad entry: 'DATABASE_URL=https://bob:p@ssPLNT1234'", ["ssPLNT1234567"])
     "bad entry: 'DATABASE_URL=https://bob:<redacted>@<redacted>'"
     """
+    # shape-based patterns first: a token's prefix masked first can break the shape they match
+    # (``https://hooks.slack.com/services/T0/...`` cut into ``https:<redacted>0/...``)
+    message = redact_text(message)
     for token in tokens:
         if token[:6] not in message:
             continue

@@ -263,3 +263,17 @@ def test_deeply_nested_pairs_are_bounded_not_recursed_without_end():
     out = redact_text("NCCL_X=" * 10000 + "1")
     assert out.startswith("NCCL_X=NCCL_X=") and out.endswith("<redacted>")
     assert redact_text("EXTRA=PGPASSWORD=hunter2") == "EXTRA=PGPASSWORD=<redacted>"
+
+
+def test_a_warning_quoting_another_line_of_the_same_shape_keeps_no_secret():
+    # hostile bench: one webhook's token, masked by prefix inside a warning quoting a second
+    # webhook, broke the URL shape so the second secret was shown (https:<redacted>0/B0/...)
+    from facts.redact import mask_tokens, secret_tokens
+
+    first = "https://hooks.slack.com/services/T0/B0/PLNTs3cret0000001abcdefgh"
+    second = "https://hooks.slack.com/services/T0/B0/PLNTs3cret0000002zzzzzzzz"
+    tokens = secret_tokens([first, second])
+    for message in (f"row with 3 fields: {second}", f"unrecognised line {first[:52]}", f"x {first} y {second}"):
+        shown = mask_tokens(message, tokens)
+        assert "PLNTs3cret" not in shown, shown
+        assert "<redacted>" in shown

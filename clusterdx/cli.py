@@ -81,6 +81,8 @@ class ExitStatus(enum.IntEnum):
     KB_INVALID = 3
     FAIL_ON = 4
     TESTS_FAILED = 5
+    #: fleet: one or more nodes could not be diagnosed (failed, crashed, timed out)
+    NODES_FAILED = 8
 
 
 class OutputFormat(str, enum.Enum):

@@ -11,13 +11,14 @@ from typing import Any, Sequence
 from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
-from clusterdx.engine.applicability import role_fit
+from clusterdx.engine.applicability import MIN_FLEET_NODES, role_fit
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.remedy import evidence_values, render_step
 from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
-    Difference, EvidenceOut, FactOut, Gap, Hypothesis, Incomplete, InputOut, NotEvaluated, ProbeOut, ProbeSuggestion,
+    Difference, EvidenceOut, FactOut, FleetDigest, FleetMetric, FleetSetting, Gap, Hypothesis, Incomplete, InputOut,
+    NotEvaluated, ProbeOut, ProbeSuggestion,
     RemediationOut,
     Report, RuleOutcomeOut, TermOut, ToolInfo, VerificationOut,
 )
@@ -198,10 +199,28 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
         site=site.summary() if site.path else None,
         reference=describe(ref),
         incomplete=incomplete_out(deadline),
+        fleet=fleet_digest(target.facts),
     )
     if report.incomplete is not None:
         report.warnings.append(deadline.summary())
+    hosts = [n for n in report.nodes if n not in GENERIC_NODES]
+    if len(hosts) >= MIN_FLEET_NODES:
+        report.warnings.append(
+            f"these inputs describe {len(hosts)} hosts ({', '.join(hosts[:4])}{', ...' if len(hosts) > 4 else ''}); "
+            f"this one ranking covers them all: `clusterdx fleet` diagnoses each host on its own and names the "
+            f"outliers and the drift between them")
     return Diagnosis(report, facts)
+
+
+def fleet_digest(facts: Sequence[Any]) -> FleetDigest:
+    """The node's values ``clusterdx fleet`` compares across nodes, as the fleet's own workers
+    extract them (outlier metrics, drift settings), from the facts read from the inputs."""
+    from clusterdx.engine import drift, outliers
+
+    metrics = [FleetMetric(metric=m, key=k, value=v, source=src)
+               for (m, k), (v, src) in sorted(outliers.node_metrics(facts).items())]
+    settings = [FleetSetting(what=w, value=v, source=src) for w, (v, src) in sorted(drift.node_config(facts).items())]
+    return FleetDigest(metrics=metrics, settings=settings)
 
 
 def incomplete_out(deadline: Deadline) -> Incomplete | None:

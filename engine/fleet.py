@@ -72,6 +72,9 @@ Progress = Callable[[int, int], None]
 class Bundle:
     name: str
     paths: tuple[str, ...]
+    #: a file that may be a per-node JSON report (read as one when its content is; see
+    #: :mod:`clusterdx.engine.fleet_reports`), not a bundle to ingest
+    report: bool = False
 
 
 def _bundle_name(p: Path) -> str:
@@ -86,6 +89,17 @@ def _is_archive(p: Path) -> bool:
     return p.is_file() and p.name.endswith(ARCHIVE_SUFFIXES) and not p.name.endswith(".log.gz")
 
 
+def _maybe_report(p: Path) -> bool:
+    """A plain file whose content opens a JSON object: a per-node report, if its schema says so."""
+    try:
+        if not p.is_file() or p.is_symlink():
+            return False
+        with open(p, "rb") as fh:
+            return fh.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
 def split_bundles(paths: Sequence[str | Path]) -> list[Bundle]:
     """One bundle per path; a single folder of sub-folders or archives, one bundle per entry."""
     given = [Path(p) for p in paths]
@@ -93,13 +107,15 @@ def split_bundles(paths: Sequence[str | Path]) -> list[Bundle]:
         root = given[0]
         entries = sorted(e for e in root.iterdir() if not e.name.startswith((".", "__MACOSX")))
         units = [e for e in entries if e.is_dir() or _is_archive(e)]
-        loose = [e for e in entries if e not in units]
-        if len(units) >= 2:
+        reports = [e for e in entries if e not in units and _maybe_report(e)]
+        loose = [e for e in entries if e not in units and e not in reports]
+        if len(units) + len(reports) >= 2:
             out = [Bundle(_bundle_name(e), (str(e),)) for e in units]
+            out += [Bundle(e.name, (str(e),), report=True) for e in reports]
             if loose:
                 out.append(Bundle(_bundle_name(root), tuple(str(e) for e in loose)))
             return _unique(out)
-    return _unique([Bundle(_bundle_name(p), (str(p),)) for p in given])
+    return _unique([Bundle(_bundle_name(p), (str(p),), report=_maybe_report(p)) for p in given])
 
 
 def _unique(bundles: list[Bundle]) -> list[Bundle]:
@@ -108,7 +124,7 @@ def _unique(bundles: list[Bundle]) -> list[Bundle]:
     for b in bundles:
         n = seen.get(b.name, 0)
         seen[b.name] = n + 1
-        out.append(b if n == 0 else Bundle(f"{b.name}#{n + 1}", b.paths))
+        out.append(b if n == 0 else Bundle(f"{b.name}#{n + 1}", b.paths, b.report))
     return out
 
 
@@ -146,6 +162,8 @@ class NodeResult:
     #: set when two bundles claim this host (see FleetNode.host / conflict)
     host: str = ""
     conflict: str = ""
+    #: read from the node's own JSON report: no facts here, so never diagnosed again
+    from_report: bool = False
 
 
 _STATE: dict[str, Any] = {}
@@ -511,6 +529,8 @@ def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResul
         if own is None and len(parts) == 1 and parts[0].status != "pending":
             nodes[node] = parts[0]
             continue
+        if own is not None and own.from_report:
+            continue  # a report holds no facts to merge with; the node stands as its report says
         if own is not None:
             new_types = frozenset().union(*(p.fact_types for p in parts)) - own.fact_types
             if not new_types and not any(p.home for p in parts):
@@ -522,6 +542,49 @@ def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResul
             base += [b for b in p.sources if b not in base]
         tasks.append(Task(start + len(tasks), tuple(base), only=node))
     return tasks
+
+
+#: result indexes of nodes read from reports (after bundles, merges and re-runs)
+REPORT_INDEX = 20_000_000
+
+
+def _read_reports(bundles: list[Bundle]) -> tuple[list[NodeResult], list[Bundle], list[str]]:
+    """Nodes read from per-node reports, the bundles left to diagnose, and notes for the report.
+
+    A file that looked like a report and is not one goes back to the bundles; a bundle a report
+    was made from (the report's target) is not diagnosed again."""
+    from clusterdx.engine import fleet_reports as fr
+
+    results: list[NodeResult] = []
+    rest: list[Bundle] = []
+    covered: set[str] = set()
+    no_digest = 0
+    for b in bundles:
+        if not b.report:
+            rest.append(b)
+            continue
+        data = fr.read_report(Path(b.paths[0]))
+        if data is None:
+            rest.append(Bundle(b.name, b.paths))
+            continue
+        parts = fr.result_parts(data)
+        covered |= fr.report_targets(data)
+        no_digest += not parts.pop("has_digest")
+        node = fr.report_node(data, b.name)
+        results.append(NodeResult(node=node, sources=(Bundle(b.name, b.paths, True),), home=True, from_report=True,
+                                  fact_types=frozenset(), **parts))
+        del data  # one report in memory at a time
+    notes: list[str] = []
+    if covered:
+        kept = [b for b in rest if not all(os.path.realpath(p) in covered for p in b.paths)]
+        if len(kept) < len(rest):
+            notes.append(f"{len(rest) - len(kept)} bundles were not diagnosed again: a report given beside them "
+                         f"was made from them")
+        rest = kept
+    if no_digest:
+        notes.append(f"{no_digest} reports carry no fleet digest (made by an older clusterdx): their nodes are "
+                     f"not compared for outliers and drift")
+    return results, rest, notes
 
 
 def _hypotheses(kb: Any, nodes: list[NodeResult]) -> list[FleetHypothesis]:
@@ -557,7 +620,7 @@ def _hypotheses(kb: Any, nodes: list[NodeResult]) -> list[FleetHypothesis]:
 def _node_out(r: NodeResult, n_out: int, n_drift: int) -> FleetNode:
     return FleetNode(name=r.node, bundles=[b.name for b in r.sources], status=r.status, error=r.error,
                      inputs=r.inputs, facts=r.facts, hypotheses=r.hypotheses, gap=r.gap, outliers=n_out,
-                     drift=n_drift, seconds=r.seconds, host=r.host, conflict=r.conflict)
+                     drift=n_drift, seconds=r.seconds, host=r.host, conflict=r.conflict, from_report=r.from_report)
 
 
 def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any = None,
@@ -577,11 +640,13 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
     kb = kb or load_kb([Path(d) for d in dirs] if dirs else None)
     site = site or SiteConfig()
     bundles = split_bundles(paths)
+    from_reports, bundles, report_notes = _read_reports(bundles)
     jobs = max(1, min(jobs or (os.cpu_count() or 1), len(bundles) or 1))
     deadline = deadline or NO_DEADLINE
     runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress, deadline)
     try:
-        results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)])
+        results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)]) if bundles else {}
+        results.update({REPORT_INDEX + i: [r] for i, r in enumerate(from_reports)})
         nodes, foreign, conflicts = _collect(results)
         merges = _merge_tasks(nodes, foreign, len(bundles))
         if merges and deadline.passed():
@@ -601,8 +666,13 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
                 extra.setdefault(n, []).extend(fs)
         names: dict[int, str] = {}
         reruns: list[Task] = []
+        not_rerun = sorted(n for n in extra if n in live and live[n].from_report)
+        if not_rerun:
+            report_notes.append(f"{len(not_rerun)} nodes read from their reports have outliers or drift "
+                                f"({', '.join(not_rerun[:5])}{', ...' if len(not_rerun) > 5 else ''}): listed, "
+                                f"but not weighed into their diagnosis (that needs their bundles)")
         for i, (n, fs) in enumerate(sorted(extra.items())):
-            if n not in live:
+            if n not in live or live[n].from_report:
                 continue
             host = nodes[n].host or n  # a claimed-twice host is re-run as itself, in its own bundle only
             names[10_000_000 + i] = n
@@ -619,7 +689,7 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
                         r.host, r.conflict = nodes[name].host, nodes[name].conflict
                         r.node = name
                         nodes[name] = r
-        warnings = conflicts + list(runner.warnings)
+        warnings = conflicts + report_notes + list(runner.warnings)
         if runner.not_started or runner.stopped or deadline.incomplete:
             warnings.append(f"partial fleet report: the time limit ({deadline.seconds or 0:g} s, --timeout) passed; "
                             f"{runner.not_started} nodes not started, {runner.stopped} stopped"

@@ -62,6 +62,8 @@ class FleetNode(Model):
     host: str = ""
     #: why the node is named ``host@bundle``: the other bundles that claim the same host
     conflict: str = ""
+    #: read from the node's own JSON report (``diagnose -f json``), not diagnosed here
+    from_report: bool = False
 
 
 class NodeEvidence(Model):

@@ -236,6 +236,31 @@ class ToolInfo(Model):
     kb_causes: int
 
 
+class FleetMetric(Model):
+    """One value a fleet compares across nodes (see :mod:`clusterdx.engine.outliers`)."""
+
+    metric: str
+    key: str
+    value: float
+    source: str
+
+
+class FleetSetting(Model):
+    """One configuration string a fleet compares across nodes (see :mod:`clusterdx.engine.drift`)."""
+
+    what: str
+    value: str
+    source: str
+
+
+class FleetDigest(Model):
+    """What ``clusterdx fleet`` needs of this report to compare its node with its peers without
+    reading the inputs again: the node's outlier metrics and drift settings."""
+
+    metrics: list[FleetMetric] = Field(default_factory=list)
+    settings: list[FleetSetting] = Field(default_factory=list)
+
+
 class Report(Model):
     schema_: Literal["clusterdx.report/1"] = Field(REPORT_SCHEMA, alias="schema")
     tool: ToolInfo
@@ -262,6 +287,8 @@ class Report(Model):
     #: set when the run passed its time limit (``--timeout``): the report is partial, and this
     #: says what was not finished; None for a finished run
     incomplete: Incomplete | None = None
+    #: the node's values a fleet compares (outliers, drift), so reports reduce without re-parsing
+    fleet: FleetDigest | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

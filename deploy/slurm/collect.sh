@@ -15,6 +15,9 @@
 #   --container-name NAME reuse the job's named Pyxis container instead of an image
 #   --container-mounts M  extra Pyxis mounts; DIR is always mounted at the same path
 #   --srun "OPTS"         more srun options, word-split (e.g. "-p batch -N 4" outside a job)
+#   --diagnose            each node also diagnoses its own bundle where it was collected, into
+#                         <hostname>[-container].report.json beside it; then reduce them with
+#                         `clusterdx fleet DIR` (reports are read, bundles are not parsed again)
 #   -- OPTIONS            passed to clusterdx collect (--process-name python --heavy perf-stat ...)
 #
 # Environment: CLUSTERDX (default: clusterdx) is the command run on each node; SRUN (default:
@@ -31,6 +34,7 @@ image=""
 cname=""
 mounts=""
 srun_extra=""
+diagnose=0
 collect_args=()
 
 usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -43,6 +47,7 @@ while [[ $# -gt 0 ]]; do
         --container-name) cname=$2; shift 2 ;;
         --container-mounts) mounts=$2; shift 2 ;;
         --srun) srun_extra=$2; shift 2 ;;
+        --diagnose) diagnose=1; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; collect_args=("$@"); break ;;
         *) echo "collect.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -75,8 +80,12 @@ fi
 echo "collect.sh: $srun_cmd ${args[*]} -> $out" >&2
 # $(hostname) must be evaluated on each node, hence the small shell there; every value is
 # passed as an argument, never pasted into the script
+# with --diagnose the node diagnoses its bundle at once (exit 0 whatever it finds: the report
+# says it; a failure to diagnose leaves the bundle for `clusterdx fleet` to read instead)
 "$srun_cmd" "${args[@]}" bash -c \
-    'exec "$1" collect --quiet -o "$2/$(hostname)$3.tar.gz" "${@:4}"' \
-    clusterdx-collect "$clusterdx" "$out" "$suffix" "${collect_args[@]}"
+    'b="$3/$(hostname)$4"; "$2" collect --quiet -o "$b.tar.gz" "${@:5}" || exit $?
+     if [ "$1" = 1 ]; then "$2" diagnose "$b.tar.gz" -f json -o "$b.report.json" >/dev/null \
+         || echo "collect.sh: $(hostname): diagnose failed; fleet will read the bundle" >&2; fi' \
+    clusterdx-collect "$diagnose" "$clusterdx" "$out" "$suffix" "${collect_args[@]}"
 echo "collect.sh: bundles in $out" >&2
 ls "$out"

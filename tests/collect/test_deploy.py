@@ -99,3 +99,26 @@ def test_slurm_recipe_help_and_bad_option(tmp_path: Path, fake_slurm):
     bindir, _ = fake_slurm
     assert "--container-image" in _run(bindir, tmp_path, "--help").stdout
     assert _run(bindir, tmp_path, "--bogus").returncode == 2
+
+
+@pytest.mark.slow  # collect and diagnose on two fake nodes, then the fleet from the reports (about 15 s)
+def test_slurm_recipe_diagnoses_on_each_node_and_fleet_reads_the_reports(fake_slurm, tmp_path: Path):
+    import json
+
+    bindir, log = fake_slurm
+    out = tmp_path / "shared" / "bundles"
+    proc = _run(bindir, tmp_path, "-o", str(out), "--diagnose", "--", "--timeout", "5")
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["gpu-001.report.json", "gpu-001.tar.gz", "gpu-002.report.json", "gpu-002.tar.gz"]
+    for host in ("gpu-001", "gpu-002"):
+        report = json.loads((out / f"{host}.report.json").read_text())
+        assert report["schema"] == "clusterdx.report/1" and "fleet" in report
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TYPER_USE_RICH="0")
+    fleet = subprocess.run([sys.executable, "-m", "clusterdx", "fleet", str(out), "-j", "1", "-f", "json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert fleet.returncode in (0, 8), fleet.stderr
+    nodes = json.loads(fleet.stdout)["nodes"]
+    # the fake nodes are this machine, so both bundles name its host: two claims, kept apart
+    assert sum(n["from_report"] for n in nodes) == 2
+    assert all(n["from_report"] for n in nodes), "a bundle with a report beside it was diagnosed again"

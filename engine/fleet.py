@@ -544,6 +544,24 @@ def _merge_tasks(nodes: dict[str, NodeResult], foreign: dict[str, list[NodeResul
     return tasks
 
 
+def _weigh_fleet_facts(node: NodeResult, facts: list[Fact], kb: Any, site: Any, redact: bool) -> None:
+    """A node read from its report, diagnosed with its fleet facts alone (outliers, drift): the
+    causes those rules find join the report's own, which are kept as they are."""
+    from clusterdx.engine.diagnose import Collected, run_diagnosis
+
+    own = {h.id for h in node.hypotheses}
+    try:
+        report = run_diagnosis(Collected([], [f.model_copy(update={"node": node.node}) for f in facts], []),
+                               kb=kb, site=site, redact=redact, next_probes=False).report
+    except Exception as exc:  # the report's own answer stands
+        node.error = "; ".join(filter(None, [node.error, f"fleet facts not weighed: {type(exc).__name__}: {exc}"]))
+        return
+    node.hypotheses = node.hypotheses + [
+        NodeHypothesis(id=h.id, title=h.title, layer=h.layer, confidence=h.confidence, impact_pct=h.impact_pct,
+                       evidence=[e.message for e in h.evidence[:EVIDENCE_PER_NODE]])
+        for h in report.hypotheses if h.id not in own]
+
+
 #: result indexes of nodes read from reports (after bundles, merges and re-runs)
 REPORT_INDEX = 20_000_000
 
@@ -666,11 +684,15 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
                 extra.setdefault(n, []).extend(fs)
         names: dict[int, str] = {}
         reruns: list[Task] = []
-        not_rerun = sorted(n for n in extra if n in live and live[n].from_report)
-        if not_rerun:
-            report_notes.append(f"{len(not_rerun)} nodes read from their reports have outliers or drift "
-                                f"({', '.join(not_rerun[:5])}{', ...' if len(not_rerun) > 5 else ''}): listed, "
-                                f"but not weighed into their diagnosis (that needs their bundles)")
+        from_reports_flagged = sorted(n for n in extra if n in live and live[n].from_report)
+        for n in from_reports_flagged:
+            _weigh_fleet_facts(live[n], extra[n], kb, site, redact)
+        if from_reports_flagged:
+            report_notes.append(
+                f"{len(from_reports_flagged)} nodes read from their reports have outliers or drift "
+                f"({', '.join(from_reports_flagged[:5])}{', ...' if len(from_reports_flagged) > 5 else ''}): the "
+                f"rules about outliers and drift ran on them, but not together with their own facts (that "
+                f"needs their bundles)")
         for i, (n, fs) in enumerate(sorted(extra.items())):
             if n not in live or live[n].from_report:
                 continue

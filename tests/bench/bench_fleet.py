@@ -3,6 +3,12 @@
 Run on demand (not part of the test suite):
 
     python tests/bench/bench_fleet.py [--sizes 250,500,1000] [-j 2] [--keep DIR]
+    python tests/bench/bench_fleet.py --reports --sizes 1000,10000    # the reduce step alone
+
+With ``--reports`` each node is given as its own JSON report (``clusterdx diagnose -f json``, as
+the Slurm and Kubernetes recipes make them on the node): one bundle per kind of node is diagnosed
+for real and its report copied per node with that node's names; ``clusterdx fleet`` then reduces
+them without parsing an input. Target: 10,000 reports in under 60 s and under 1 GiB.
 
 Each node bundle holds about 15 small files made from the samples in tests/fixtures/formats
 (sysctl, lscpu, cpupower, nvidia-smi, topology, NCCL debug log, nccl-tests, Megatron log,
@@ -32,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).parents[2]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 LIMIT_S = 60.0
+#: peak RSS of the fleet command or any of its workers
+MEMORY_MB = 1024
 
 NUMA_ON = {7, 311, 902}
 POWERSAVE = {45, 678}
@@ -81,39 +89,79 @@ def _scale_busbw(text: str, factor: float) -> str:
     return "".join(out)
 
 
-def generate(root: Path, n: int) -> dict[str, set[str]]:
-    """Write ``n`` node bundles under ``root``; return the planted nodes per fault."""
-    base = {name: (FORMATS / name).read_text() for name in (
+def _base() -> dict[str, str]:
+    return {name: (FORMATS / name).read_text() for name in (
         "lscpu-x86-baremetal-hier.txt", "cpupower-idle-info.txt", "nvidia-smi-q.txt", "nvidia-smi-topo-h100-8nic.txt",
         "nccl-debug-info.log", "nccl-tests-allreduce.txt", "megatron-train.log", "turbostat.txt", "ibstat.txt",
         "env-dump.txt", "numactl-hardware-x86.txt")}
-    for i in range(n):
-        h, peer = host(i), host((i + 1) % n)
-        d = root / h
-        d.mkdir(parents=True)
-        (d / "manifest.json").write_text(json.dumps({"host": h, "scope": "host", "tool": "bench_fleet"}))
-        (d / "sysctl-a.txt").write_text(SYSCTL.format(numa=1 if i in NUMA_ON else 0))
-        gov = "powersave" if i in POWERSAVE else "performance"
-        epp = "power" if i in POWERSAVE else "performance"
-        (d / "cpupower-frequency-info.txt").write_text(CPUPOWER.format(gov=gov, epp=epp))
-        cmd = CMDLINE + (" pcie_aspm=force" if i in CMDLINE_ODD else "")
-        (d / "proc-cmdline.txt").write_text(cmd + "\n")
-        nccl = base["nccl-debug-info.log"].replace("gpu-h100-017", h).replace("gpu-h100-018", peer)
-        if i in NCCL_OLD:
-            nccl = nccl.replace("NCCL version 2.23.4", "NCCL version 2.21.5")
-        (d / "nccl-debug.log").write_text(nccl)
-        tests = base["nccl-tests-allreduce.txt"].replace("gpu-h100-017", h).replace("gpu-h100-018", peer)
-        if i in SLOW_BUSBW:
-            tests = _scale_busbw(tests, 0.5)
-        (d / "all_reduce_perf.txt").write_text(tests)
-        for name in ("lscpu-x86-baremetal-hier.txt", "cpupower-idle-info.txt", "nvidia-smi-q.txt",
-                     "nvidia-smi-topo-h100-8nic.txt", "megatron-train.log", "turbostat.txt", "ibstat.txt",
-                     "numactl-hardware-x86.txt"):
-            (d / name).write_text(base[name])
-        (d / "env.txt").write_text(re.sub(r"gpu-node-017", h, base["env-dump.txt"]))
+
+
+def _bundle(d: Path, i: int, h: str, peer: str, base: dict[str, str]) -> None:
+    """Node ``i``'s bundle (its planted faults by index), named ``h``, its NCCL peer ``peer``."""
+    d.mkdir(parents=True)
+    (d / "manifest.json").write_text(json.dumps({"host": h, "scope": "host", "tool": "bench_fleet"}))
+    (d / "sysctl-a.txt").write_text(SYSCTL.format(numa=1 if i in NUMA_ON else 0))
+    gov = "powersave" if i in POWERSAVE else "performance"
+    epp = "power" if i in POWERSAVE else "performance"
+    (d / "cpupower-frequency-info.txt").write_text(CPUPOWER.format(gov=gov, epp=epp))
+    cmd = CMDLINE + (" pcie_aspm=force" if i in CMDLINE_ODD else "")
+    (d / "proc-cmdline.txt").write_text(cmd + "\n")
+    nccl = base["nccl-debug-info.log"].replace("gpu-h100-017", h).replace("gpu-h100-018", peer)
+    if i in NCCL_OLD:
+        nccl = nccl.replace("NCCL version 2.23.4", "NCCL version 2.21.5")
+    (d / "nccl-debug.log").write_text(nccl)
+    tests = base["nccl-tests-allreduce.txt"].replace("gpu-h100-017", h).replace("gpu-h100-018", peer)
+    if i in SLOW_BUSBW:
+        tests = _scale_busbw(tests, 0.5)
+    (d / "all_reduce_perf.txt").write_text(tests)
+    for name in ("lscpu-x86-baremetal-hier.txt", "cpupower-idle-info.txt", "nvidia-smi-q.txt",
+                 "nvidia-smi-topo-h100-8nic.txt", "megatron-train.log", "turbostat.txt", "ibstat.txt",
+                 "numactl-hardware-x86.txt"):
+        (d / name).write_text(base[name])
+    (d / "env.txt").write_text(re.sub(r"gpu-node-017", h, base["env-dump.txt"]))
+
+
+def _planted(n: int) -> dict[str, set[str]]:
     pick = lambda s: {host(i) for i in s if i < n}  # noqa: E731
     return {"numa": pick(NUMA_ON), "powersave": pick(POWERSAVE), "busbw": pick(SLOW_BUSBW),
             "nccl": pick(NCCL_OLD), "cmdline": pick(CMDLINE_ODD)}
+
+
+#: one representative node index per kind of node (healthy, then each planted fault)
+_KINDS = {0: set(), 7: NUMA_ON, 45: POWERSAVE, 500: SLOW_BUSBW, 12: NCCL_OLD, 101: CMDLINE_ODD}
+_T_HOST, _T_PEER = "zztemplate-host", "zztemplate-peer"
+
+
+def generate_reports(root: Path, n: int) -> dict[str, set[str]]:
+    """Write ``n`` per-node JSON reports under ``root``, as each node's own ``clusterdx diagnose
+    -f json`` would: one bundle per kind of node is diagnosed for real, and its report is copied
+    per node with the node's names in it; return the planted nodes per fault."""
+    from clusterdx.engine.diagnose import collect_paths, run_diagnosis
+    from clusterdx.engine.kb import load_kb
+
+    kb = load_kb(cache=True)
+    base = _base()
+    texts: dict[int, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in _KINDS:
+            d = Path(tmp) / f"kind-{rep}"
+            _bundle(d, rep, _T_HOST, _T_PEER, base)
+            report = run_diagnosis(collect_paths([d]), kb=kb, next_probes=False).report
+            texts[rep] = json.dumps(report.to_json_dict()).replace(str(d), "/shared/diag/" + _T_HOST)
+    root.mkdir(parents=True)
+    for i in range(n):
+        kind = next((rep for rep, members in _KINDS.items() if i in members), 0)
+        text = texts[kind].replace(_T_HOST, host(i)).replace(_T_PEER, host((i + 1) % n))
+        (root / f"{host(i)}.json").write_text(text)
+    return _planted(n)
+
+
+def generate(root: Path, n: int) -> dict[str, set[str]]:
+    """Write ``n`` node bundles under ``root``; return the planted nodes per fault."""
+    base = _base()
+    for i in range(n):
+        _bundle(root / host(i), i, host(i), host((i + 1) % n), base)
+    return _planted(n)
 
 
 def check(report: dict, planted: dict[str, set[str]]) -> list[str]:
@@ -161,6 +209,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="250,500,1000")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="generate here and keep the bundles")
+    ap.add_argument("--reports", action="store_true",
+                    help="per-node JSON reports instead of bundles (the reduce step; try --sizes 10000)")
     opts = ap.parse_args()
     sizes = [int(s) for s in opts.sizes.split(",")]
     work = opts.keep or Path(tempfile.mkdtemp(prefix="clusterdx-fleet-bench-"))
@@ -172,13 +222,13 @@ def main() -> None:
             if root.exists():
                 shutil.rmtree(root)
             t0 = time.perf_counter()
-            planted = generate(root, n)
+            planted = (generate_reports if opts.reports else generate)(root, n)
             gen_s = time.perf_counter() - t0
             files = sum(1 for _ in root.rglob("*") if _.is_file())
             elapsed, cpu_s, report = run(root, opts.jobs)
             rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             problems = check(report, planted)
-            ok &= not problems and elapsed < LIMIT_S or n < max(sizes)
+            ok &= not problems and elapsed < LIMIT_S and rss_mb < MEMORY_MB or n < max(sizes)
             rows.append((n, elapsed, rss_mb))
             print(f"{n:>5} nodes ({files} files, generated in {gen_s:.1f} s): {elapsed:6.1f} s, "
                   f"{elapsed / n * 1000:.1f} ms/node, CPU {cpu_s:.1f} s ({cpu_s / n * 1000:.0f} ms/node), "
@@ -189,6 +239,8 @@ def main() -> None:
                 ok = False
             if n == max(sizes) and elapsed >= LIMIT_S:
                 print(f"      over the {LIMIT_S:g} s limit")
+            if n == max(sizes) and rss_mb >= MEMORY_MB:
+                print(f"      over the {MEMORY_MB} MiB limit")
     finally:
         if opts.keep is None:
             shutil.rmtree(work, ignore_errors=True)

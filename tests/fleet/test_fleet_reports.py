@@ -49,8 +49,10 @@ def test_reports_reduce_to_the_answer_the_bundles_give(tmp_path, make_node, kb, 
     assert {(o.node, o.metric) for o in from_reports.outliers} == {(o.node, o.metric) for o in from_bundles.outliers}
     assert ("gpu-3", "nccltests.busbw") in {(o.node, o.metric) for o in from_reports.outliers}
     assert any(d.what == "NCCL version" and [x.node for x in d.differing] == ["gpu-3"] for d in from_reports.drift)
-    # ... but a report node is not re-diagnosed with them, and the report says so
-    assert any("not weighed into their diagnosis" in w for w in from_reports.warnings)
+    # ... and the rules on outliers run on the report node (without its own facts), and the report says so
+    assert any("not together with their own facts" in w for w in from_reports.warnings)
+    straggler = {h.id: h.nodes for h in from_reports.hypotheses}.get("single-degraded-node-straggler")
+    assert straggler == ["gpu-3"]
 
 
 def test_a_report_beside_its_bundle_stands_for_it(tmp_path, make_node, kb):

@@ -48,6 +48,8 @@ class CheckReport(BaseModel):
     strict: bool
     site: dict[str, Any] | None = None
     inputs: list[dict[str, Any]] = Field(default_factory=list)
+    #: fleet: nodes that could not be diagnosed ("name: status: why"); none of their items is checked
+    unchecked_nodes: list[str] = Field(default_factory=list)
     #: set when the run passed its time limit (``--timeout``): what was not finished (the
     #: exit code is then never 0: an unfinished check is not a pass)
     incomplete: Incomplete | None = None

@@ -56,9 +56,12 @@ def stopped_check(kb: KnowledgeBase, paths: Sequence[str], strict: bool, site: S
 
 
 def run_check(kb: KnowledgeBase, paths: list[Path], *, fleet: bool, strict: bool, site: SiteConfig,
-              redact: bool = True, deadline: Deadline | None = None) -> CheckReport:
+              redact: bool = True, deadline: Deadline | None = None, jobs: int | None = None,
+              progress=None) -> CheckReport:
     """``deadline``: the run's time limit; past it the report is partial (``incomplete``) and the
-    exit code not 0. In fleet mode the nodes not reached are named there."""
+    exit code not 0. Fleet mode takes what ``clusterdx fleet`` takes and runs on its runner
+    (``jobs`` workers); nodes that could not be diagnosed are named in ``unchecked_nodes`` and make
+    the exit code 7 when nothing failed (a node not checked is not a pass)."""
     deadline = deadline or NO_DEADLINE
     if not fleet:
         name, items, report = _node_items(kb, paths, site, redact, deadline)
@@ -67,19 +70,22 @@ def run_check(kb: KnowledgeBase, paths: list[Path], *, fleet: bool, strict: bool
                            coverage=Coverage(**coverage(items)), exit_code=_exit_code(items, strict, deadline),
                            strict=strict, site=site.summary() if site.path else None, inputs=inputs,
                            incomplete=incomplete_out(deadline))
+    from clusterdx.engine.fleet import run_fleet
+
+    # the fleet's own runner: the same splitting into nodes (a folder of node folders, archives,
+    # job-wide logs), parallel workers, per-node timeouts, and failed nodes named, not lost
     per_node: dict[str, list[Item]] = {}
-    for p in paths:
-        if deadline.passed() and per_node:
-            deadline.not_evaluated(str(p))  # one node at least is always checked
-            continue
-        name, items, _ = _node_items(kb, [p], site, redact, deadline)
-        if name in ("node", "", "unknown"):
-            # no host name in the bundle: the path names the node (node3/, node3.tgz)
-            name = p.name if p.name not in ("input", "bundle") else f"{p.parent.name}/{p.name}"
-        key, n = name, 2
-        while key in per_node:
-            key, n = f"{name}#{n}", n + 1
-        per_node[key] = items
+    fleet_report = run_fleet(paths, jobs=jobs, kb=kb, site=site, redact=redact, deadline=deadline,
+                             progress=progress, checklist=per_node)
+    unchecked = [n for n in fleet_report.nodes if n.name not in per_node]
+    if not per_node:
+        items = [Item(n.id, n.title, n.layer or "", list(n.seed), "not checked", "no node could be diagnosed",
+                      mandatory=n.id in site.mandatory) for n in kb.nodes.values() if n.kind == "root_cause"]
+        return CheckReport(version=__version__, nodes=[], items=[_out(i) for i in items],
+                           coverage=Coverage(**coverage(items)), exit_code=_exit_code(items, strict, deadline) or 7,
+                           strict=strict, site=site.summary() if site.path else None,
+                           unchecked_nodes=[f"{n.name}: {n.status}{': ' + n.error if n.error else ''}"
+                                            for n in unchecked], incomplete=incomplete_out(deadline))
     merged: list[CheckItemOut] = []
     causes = [i.cause for i in next(iter(per_node.values()))]
     flat: list[Item] = []
@@ -97,6 +103,9 @@ def run_check(kb: KnowledgeBase, paths: list[Path], *, fleet: bool, strict: bool
         out.counts = counts
         out.failing_nodes = failing
         merged.append(out)
+    code = _exit_code(flat, strict, deadline)
     return CheckReport(version=__version__, nodes=sorted(per_node), items=merged, coverage=Coverage(**coverage(flat)),
-                       exit_code=_exit_code(flat, strict, deadline), strict=strict,
-                       site=site.summary() if site.path else None, incomplete=incomplete_out(deadline))
+                       exit_code=code if code or not unchecked else UNFINISHED_EXIT, strict=strict,
+                       site=site.summary() if site.path else None,
+                       unchecked_nodes=[f"{n.name}: {n.status}{': ' + n.error if n.error else ''}" for n in unchecked],
+                       incomplete=incomplete_out(deadline))

@@ -164,12 +164,15 @@ class NodeResult:
     conflict: str = ""
     #: read from the node's own JSON report: no facts here, so never diagnosed again
     from_report: bool = False
+    #: the node's checklist items (``clusterdx check --fleet``), when the run asked for them
+    items: list = field(default_factory=list)
 
 
 _STATE: dict[str, Any] = {}
 
 
-def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: Deadline = NO_DEADLINE) -> None:
+def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: Deadline = NO_DEADLINE,
+                 checklist: bool = False) -> None:
     """Pool initializer: load and compile the knowledge base once per worker process.
 
     Fleet reports have no per-node next probes, so workers diagnose with ``next_probes=False``
@@ -186,7 +189,7 @@ def _init_worker(kb_dirs: list[str] | None, site: Any, redact: bool, deadline: D
         kb = load_kb([Path(d) for d in kb_dirs] if kb_dirs else None, cache=True)
     site = site or SiteConfig()
     engine_for(kb, site)
-    _STATE.update(kb=kb, kb_key=key, site=site, redact=redact, deadline=deadline)
+    _STATE.update(kb=kb, kb_key=key, site=site, redact=redact, deadline=deadline, checklist=checklist)
 
 
 def _ingest_bundle(bundle: Bundle, redact: bool, deadline: Deadline = NO_DEADLINE) -> Any:
@@ -298,9 +301,13 @@ def _run_task(task: Task) -> list[NodeResult]:
                 result.error = "; ".join(f"{r.path}: {r.reason}" for r in failed_inputs[:3])
             try:
                 extra = list(task.extra.get(node, []))
-                report = run_diagnosis(Collected(records, facts + extra, [b.name for b in result.sources]),
-                                       kb=kb, site=site, redact=redact, next_probes=False,
-                                       deadline=deadline).report
+                diag = run_diagnosis(Collected(records, facts + extra, [b.name for b in result.sources]),
+                                     kb=kb, site=site, redact=redact, next_probes=False, deadline=deadline)
+                report = diag.report
+                if _STATE.get("checklist"):
+                    from clusterdx.engine.checklist import build
+
+                    result.items = build(kb, report, diag.facts, site.mandatory)
                 result.hypotheses = [NodeHypothesis(
                     id=h.id, title=h.title, layer=h.layer, confidence=h.confidence, impact_pct=h.impact_pct,
                     evidence=[e.message for e in h.evidence[:EVIDENCE_PER_NODE]]) for h in report.hypotheses]
@@ -347,7 +354,8 @@ class Runner:
 
     def __init__(self, jobs: int, kb: Any, kb_dirs: list[str] | None, site: Any, redact: bool,
                  task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None,
-                 deadline: Deadline = NO_DEADLINE):
+                 deadline: Deadline = NO_DEADLINE, checklist: bool = False):
+        self.checklist = checklist
         self.jobs = max(1, jobs)
         #: the whole fleet's time limit: no task starts after it, none runs past it (and grace)
         self.deadline = deadline
@@ -383,7 +391,8 @@ class Runner:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=_mp_context(),
                                              initializer=_init_worker,
-                                             initargs=(self.kb_dirs, self.site, self.redact, self.deadline))
+                                             initargs=(self.kb_dirs, self.site, self.redact, self.deadline,
+                                                       self.checklist))
             self._fresh = True
         return self._pool
 
@@ -644,10 +653,11 @@ def _node_out(r: NodeResult, n_out: int, n_drift: int) -> FleetNode:
 def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any = None,
               kb_dirs: Sequence[str | Path] | None = None, site: Any = None, redact: bool = True,
               task_timeout: float = DEFAULT_TASK_TIMEOUT, progress: Progress | None = None,
-              deadline: Deadline | None = None) -> FleetReport:
+              deadline: Deadline | None = None, checklist: dict[str, list] | None = None) -> FleetReport:
     """Diagnose every node under ``paths`` and merge; see the module docstring. ``deadline``: the
     whole run's time limit; past it no node starts, none runs on (each reported ``timeout``), and
-    the re-runs with fleet facts are skipped; a warning says how many."""
+    the re-runs with fleet facts are skipped; a warning says how many. ``checklist``: a dict to
+    fill with each diagnosed node's checklist items (``clusterdx check --fleet``)."""
     from clusterdx import __version__
     from clusterdx.engine.kb import load_kb
     from clusterdx.engine.report import ToolInfo
@@ -661,7 +671,7 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
     from_reports, bundles, report_notes = _read_reports(bundles)
     jobs = max(1, min(jobs or (os.cpu_count() or 1), len(bundles) or 1))
     deadline = deadline or NO_DEADLINE
-    runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress, deadline)
+    runner = Runner(jobs, kb, dirs, site, redact, task_timeout, progress, deadline, checklist is not None)
     try:
         results = runner.run([Task(i, (b,)) for i, b in enumerate(bundles)]) if bundles else {}
         results.update({REPORT_INDEX + i: [r] for i, r in enumerate(from_reports)})
@@ -727,6 +737,8 @@ def run_fleet(paths: Sequence[str | Path], *, jobs: int | None = None, kb: Any =
             n_drift[node] = n_drift.get(node, 0) + 1
     ordered = [nodes[n] for n in sorted(nodes)]
     diagnosed = sum(1 for r in ordered if r.status in ("ok", "partial"))
+    if checklist is not None:
+        checklist.update({r.node: r.items for r in ordered if r.items})
     return FleetReport(
         tool=ToolInfo(version=__version__, kb_rules=len(kb.rules),
                       kb_causes=sum(1 for n in kb.nodes.values() if n.kind == "root_cause")),

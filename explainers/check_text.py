@@ -7,10 +7,30 @@ from typing import Any
 import orjson
 
 MARK = {"fail": "FAIL", "warn": "WARN", "pass": "pass", "not checked": "----", "not applicable": "n/a"}
+#: nodes named in a heading; a fleet's heading counts the rest
+HEADING_NODES = 6
+
+
+def _nodes(report: Any) -> str:
+    nodes = list(report.nodes)
+    if not nodes:
+        return "this node"
+    if len(nodes) <= HEADING_NODES:
+        return ", ".join(nodes)
+    return f"{len(nodes)} nodes: {', '.join(nodes[:HEADING_NODES])}, ..."
+
+
+def _unchecked(report: Any) -> list[str]:
+    return list(getattr(report, "unchecked_nodes", []) or [])
 
 
 def render_text(report: Any, **_: Any) -> str:
-    lines = [f"clusterdx check ({', '.join(report.nodes) or 'this node'})"]
+    lines = [f"clusterdx check ({_nodes(report)})"]
+    if _unchecked(report):
+        lines.append(f"NOT CHECKED: {len(_unchecked(report))} nodes could not be diagnosed:")
+        lines += [f"  {u}" for u in _unchecked(report)[:20]]
+        if len(_unchecked(report)) > 20:
+            lines.append(f"  ... and {len(_unchecked(report)) - 20} more (JSON lists them all)")
     layer = None
     for it in report.items:
         if it.layer != layer:
@@ -39,8 +59,11 @@ def render_markdown(report: Any, **_: Any) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    out = [f"# Readiness checklist ({cell(', '.join(report.nodes) or 'this node')})", "",
-           "| status | root cause | layer | seed | reason |", "| --- | --- | --- | --- | --- |"]
+    out = [f"# Readiness checklist ({cell(_nodes(report))})", ""]
+    if _unchecked(report):
+        out += [f"**Not checked:** {len(_unchecked(report))} nodes could not be diagnosed:", ""]
+        out += [f"- {cell(u)}" for u in _unchecked(report)] + [""]
+    out += ["| status | root cause | layer | seed | reason |", "| --- | --- | --- | --- | --- |"]
     for it in report.items:
         reason = it.reason + (f" (failing: {', '.join(it.failing_nodes)})" if it.failing_nodes else "")
         out.append(f"| {MARK[it.status]} | `{it.cause}`{' (mandatory)' if it.mandatory else ''} | {it.layer} | "
@@ -57,12 +80,17 @@ def render_html(report: Any, **_: Any) -> str:
     for it in report.items:
         rows.append(f"<tr class='{it.status.replace(' ', '-')}'><td>{html.escape(MARK[it.status])}</td>"
                     f"<td><code>{html.escape(it.cause)}</code></td><td>{html.escape(it.layer)}</td>"
-                    f"<td>{html.escape(', '.join(it.seed))}</td><td>{html.escape(it.reason)}</td></tr>")
+                    f"<td>{html.escape(', '.join(it.seed))}</td><td>{html.escape(it.reason)}"
+                    + (f"<br><small>failing: {html.escape(', '.join(it.failing_nodes))}</small>"
+                       if getattr(it, "failing_nodes", None) else "") + "</td></tr>")
+    unchecked = "".join(f"<li>{html.escape(u)}</li>" for u in _unchecked(report))
     c = report.coverage
     return ("<!doctype html><html><head><meta charset='utf-8'><title>clusterdx check</title><style>"
             "body{font-family:sans-serif;margin:2em}td,th{padding:4px 8px;border-bottom:1px solid #ddd}"
             ".fail{background:#fdd}.warn{background:#ffe9a8}.pass{background:#dfd}</style></head><body>"
-            f"<h1>Readiness checklist</h1><p>{html.escape(', '.join(report.nodes))}</p><table>"
+            f"<h1>Readiness checklist</h1><p>{html.escape(_nodes(report))}</p>"
+            + (f"<p><strong>Not checked:</strong> {len(_unchecked(report))} nodes could not be diagnosed</p>"
+               f"<ul>{unchecked}</ul>" if unchecked else "") + "<table>"
             "<tr><th>status</th><th>root cause</th><th>layer</th><th>seed</th><th>reason</th></tr>"
             + "".join(rows) + f"</table><p>Coverage: {c.checked} of {c.applicable} applicable items checked.</p>"
             "</body></html>\n")

@@ -21,8 +21,11 @@ class CheckFormat(str, enum.Enum):
 
 @app.command()
 def check(
-    paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). Several with --fleet: one per node."),
-    fleet: bool = typer.Option(False, "--fleet", help="Each PATH is one node; report counts per item."),
+    paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). With --fleet, what `clusterdx "
+                                                  "fleet` takes: a bundle or report per node, or a folder of them."),
+    fleet: bool = typer.Option(False, "--fleet", help="Check every node (as `clusterdx fleet` finds them); counts "
+                                                      "per item."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes with --fleet (default: CPUs)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 7 on warn or not-checked items."),
     fmt: Optional[CheckFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE"),
@@ -34,7 +37,8 @@ def check(
 
     Exit codes: 0 every item passes or does not apply; 6 an item fails; 7 (with --strict) an
     item is warned or not checked (only mandatory ones count as not checked when the site
-    declares mandatory items); 2 usage error; 3 the knowledge base has errors.
+    declares mandatory items), and always when a fleet node could not be checked; 2 usage
+    error; 3 the knowledge base has errors.
     """
     from clusterdx.engine.backstop import Outcome, supervised
     from clusterdx.engine.checkrun import run_check, stopped_check
@@ -54,7 +58,7 @@ def check(
 
     def work() -> Outcome:
         report = run_check(kb, list(paths or []), fleet=fleet or len(paths or []) > 1, strict=strict, site=site,
-                           redact=not no_redact, deadline=deadline)
+                           redact=not no_redact, deadline=deadline, jobs=jobs)
         return Outcome(render(report), report.exit_code)
 
     def stopped(why: str) -> Outcome:

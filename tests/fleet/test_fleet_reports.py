@@ -122,3 +122,26 @@ def test_fleet_exit_codes_fail_on_and_failed_nodes(tmp_path, make_node, kb):
     failed = _cli("fleet", str(root), "-j", "1", "-f", "json")
     assert failed.returncode == 8, failed.stderr
     assert any(n["status"] == "failed" and n["name"] == "gpu-broken" for n in json.loads(failed.stdout)["nodes"])
+
+
+def test_check_fleet_takes_a_folder_of_nodes_and_names_the_unchecked(tmp_path, make_node, kb):
+    from clusterdx.engine.checkrun import run_check
+    from clusterdx.engine.site import SiteConfig
+    from clusterdx.explainers import check_text
+
+    for i in range(3):
+        make_node(f"gpu-{i}", numa=1 if i == 2 else 0)
+    root = tmp_path / "fleet"
+    report = run_check(kb, [root], fleet=True, strict=False, site=SiteConfig(), jobs=2)
+    assert {"gpu-0", "gpu-1", "gpu-2"} <= set(report.nodes)  # the folder is split into its nodes
+    numa = next(i for i in report.items if i.cause == "numa-balancing-enabled")
+    assert numa.status == "fail" and numa.failing_nodes == ["gpu-2"] and report.exit_code == 6
+    assert not report.unchecked_nodes
+    bad = root / "gpu-broken"
+    bad.mkdir()
+    (bad / "x.bin").write_bytes(b"\x00\x01 nothing here\n")
+    report = run_check(kb, [root], fleet=True, strict=False, site=SiteConfig(), jobs=1)
+    assert [u.split(":")[0] for u in report.unchecked_nodes] == ["gpu-broken"]
+    text = check_text.render_text(report)
+    assert "NOT CHECKED: 1 nodes" in text.splitlines()[1] and "gpu-broken" in text
+    assert "gpu-broken" in check_text.render_html(report) and "gpu-2" in check_text.render_html(report)

@@ -11,6 +11,23 @@ from rich.markup import escape as _markup_escape
 from clusterdx.explainers.common import safe
 
 
+
+def around_difference(value: str, other: str, width: int = 100) -> str:
+    """``value`` cut to ``width`` characters around where it first differs from ``other``, so a
+    long kernel command line shows its differing part, not its shared start.
+
+    >>> around_difference("a" * 150 + " iommu=pt", "a" * 150, 30)
+    '…aaaaaaaaaaaaaaaaaaaa iommu=pt'
+    >>> around_difference("short", "shirt")
+    'short'
+    """
+    if len(value) <= width:
+        return value
+    at = next((k for k, (x, y) in enumerate(zip(value, other)) if x != y), min(len(value), len(other)))
+    start = max(0, min(at - width // 3, len(value) - width + 1))
+    cut = value[start:start + width - (1 if start else 0) - (1 if start + width < len(value) else 0)]
+    return ("…" if start else "") + cut + ("…" if start + width < len(value) else "")
+
 def escape(text: str) -> str:
     """Markup escaped, and control characters (ESC sequences from a file name or a log line)
     shown as ``\\xNN`` so they never reach the terminal."""
@@ -78,13 +95,14 @@ def render(report: Any, *, width: int = 110, color: bool = False, verbose: bool 
     if not report.drift:
         p("   none")
     for d in report.drift:
-        p(f"   [bold]{escape(d.what)}[/]: {d.majority_nodes} of {d.nodes_total} nodes have "
-          f"{escape(d.majority_value[:100])!s}")
         groups: dict[str, list[str]] = {}
         for n in d.differing:
             groups.setdefault(n.value, []).append(n.node)
+        first = next(iter(groups), "")
+        p(f"   [bold]{escape(d.what)}[/]: {d.majority_nodes} of {d.nodes_total} nodes have "
+          f"{escape(around_difference(d.majority_value, first))!s}")
         for value, names in groups.items():
-            p(f"      {escape(_names(names))}: {escape(value[:100])}")
+            p(f"      {escape(_names(names))}: {escape(around_difference(value, d.majority_value))}")
     bad = [n for n in report.nodes if n.status != "ok"]
     p()
     p(f"[bold]Nodes[/] ({len(report.nodes)}; {len(bad)} with problems)")

@@ -145,3 +145,15 @@ def test_check_fleet_takes_a_folder_of_nodes_and_names_the_unchecked(tmp_path, m
     text = check_text.render_text(report)
     assert "NOT CHECKED: 1 nodes" in text.splitlines()[1] and "gpu-broken" in text
     assert "gpu-broken" in check_text.render_html(report) and "gpu-2" in check_text.render_html(report)
+
+
+def test_drift_text_shows_where_long_values_differ():
+    import doctest
+
+    from clusterdx.explainers import fleet_text
+
+    assert doctest.testmod(fleet_text).failed == 0
+    common = "BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=0f1e " + "console=ttyS0 " * 12
+    shown = fleet_text.around_difference(common + "intel_iommu=on iommu=pt", common + "intel_iommu=on", 60)
+    assert "iommu=pt" in shown and len(shown) == 60 and shown.startswith("…")
+    assert fleet_text.around_difference("x" * 10, "y" * 10) == "x" * 10

@@ -249,6 +249,9 @@ def diagnose(
                                           help="Continue an interactive session saved with 's'."),
     timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS",
                                   help=TIMEOUT_HELP + " Not used with --interactive."),
+    for_fleet: bool = typer.Option(False, "--for-fleet",
+                                   help="Write the compact JSON report `clusterdx fleet` reduces (no per-rule "
+                                        "lists, no next probes); implies --format json."),
 ) -> None:
     """Diagnose one node (or a pair, with --baseline) and print ranked root causes."""
     from clusterdx.engine.backstop import Outcome, fallback_report, supervised
@@ -260,6 +263,11 @@ def diagnose(
     check_scope(scope)
     check_output(output)
     fmt_name = output_format(fmt.value if fmt is not None else None, output, tuple(f.value for f in ReportFormat))
+    if for_fleet:
+        if fmt is not None and fmt.value != "json":
+            raise _fail("--for-fleet writes JSON (the report clusterdx fleet reads); drop --format "
+                        f"{fmt.value}", ExitStatus.USAGE)
+        fmt_name = "json"
     if (interactive or resume is not None) and not sys.stdin.isatty():
         raise _fail("--interactive needs a terminal on stdin; for scripts run diagnose without it "
                     "(add --format json or markdown)", ExitStatus.USAGE)
@@ -292,7 +300,8 @@ def diagnose(
                   else collect_live(redact=redact, deadline=deadline))
         base = collect_paths(baseline, redact=redact, deadline=deadline) if baseline else None
         try:
-            report = run(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline)
+            report = run(target, base, kb=kb, redact=redact, site=site, reference=reference, deadline=deadline,
+                         for_fleet=for_fleet)
         except (ReferenceError, yaml.YAMLError) as exc:
             raise reference_error(exc) from None
         failed = fail_on is not None and any(h.confidence >= fail_on for h in report.hypotheses)

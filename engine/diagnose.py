@@ -98,9 +98,13 @@ class Diagnosis:
 
 def diagnose(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,
              redact: bool = True, site: SiteConfig | None = None, reference: str | None = None,
-             extra_evidence: Sequence[Any] | None = None, deadline: Deadline | None = None) -> Report:
-    return run_diagnosis(target, baseline, kb, redact, site, reference, extra_evidence,
-                         deadline=deadline).report
+             extra_evidence: Sequence[Any] | None = None, deadline: Deadline | None = None,
+             for_fleet: bool = False) -> Report:
+    """``for_fleet``: the compact report a node writes for ``clusterdx fleet`` (no next probes,
+    no per-rule lists; see :meth:`Report.for_fleet`)."""
+    report = run_diagnosis(target, baseline, kb, redact, site, reference, extra_evidence,
+                           next_probes=not for_fleet, deadline=deadline).report
+    return report.for_fleet() if for_fleet else report
 
 
 def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: KnowledgeBase | None = None,

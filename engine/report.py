@@ -294,3 +294,15 @@ class Report(Model):
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+    def for_fleet(self) -> "Report":
+        """The compact copy a node writes for ``clusterdx fleet``: the per-rule outcomes and the
+        not-evaluated list (most of a report's size, and nothing a fleet reduces) are left out,
+        and a warning says so and how many, so a reader never takes the empty lists for "all
+        evaluated"."""
+        n_rules, n_not = len(self.rules), len(self.not_evaluated)
+        return self.model_copy(update={
+            "rules": [], "not_evaluated": [], "next_probes": [],
+            "warnings": self.warnings + [f"compact report for clusterdx fleet (--for-fleet): {n_rules} rule outcomes "
+                                         f"and the {n_not} rules not evaluated are left out; run diagnose without "
+                                         f"--for-fleet for them"]})

@@ -84,7 +84,7 @@ echo "collect.sh: $srun_cmd ${args[*]} -> $out" >&2
 # says it; a failure to diagnose leaves the bundle for `clusterdx fleet` to read instead)
 "$srun_cmd" "${args[@]}" bash -c \
     'b="$3/$(hostname)$4"; "$2" collect --quiet -o "$b.tar.gz" "${@:5}" || exit $?
-     if [ "$1" = 1 ]; then "$2" diagnose "$b.tar.gz" -f json -o "$b.report.json" >/dev/null \
+     if [ "$1" = 1 ]; then "$2" diagnose "$b.tar.gz" --for-fleet -o "$b.report.json" >/dev/null \
          || echo "collect.sh: $(hostname): diagnose failed; fleet will read the bundle" >&2; fi' \
     clusterdx-collect "$diagnose" "$clusterdx" "$out" "$suffix" "${collect_args[@]}"
 echo "collect.sh: bundles in $out" >&2

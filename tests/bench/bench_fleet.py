@@ -134,7 +134,7 @@ _T_HOST, _T_PEER = "zztemplate-host", "zztemplate-peer"
 
 def generate_reports(root: Path, n: int) -> dict[str, set[str]]:
     """Write ``n`` per-node JSON reports under ``root``, as each node's own ``clusterdx diagnose
-    -f json`` would: one bundle per kind of node is diagnosed for real, and its report is copied
+    --for-fleet`` would: one bundle per kind of node is diagnosed for real, and its report is copied
     per node with the node's names in it; return the planted nodes per fault."""
     from clusterdx.engine.diagnose import collect_paths, run_diagnosis
     from clusterdx.engine.kb import load_kb
@@ -146,7 +146,7 @@ def generate_reports(root: Path, n: int) -> dict[str, set[str]]:
         for rep in _KINDS:
             d = Path(tmp) / f"kind-{rep}"
             _bundle(d, rep, _T_HOST, _T_PEER, base)
-            report = run_diagnosis(collect_paths([d]), kb=kb, next_probes=False).report
+            report = run_diagnosis(collect_paths([d]), kb=kb, next_probes=False).report.for_fleet()
             texts[rep] = json.dumps(report.to_json_dict()).replace(str(d), "/shared/diag/" + _T_HOST)
     root.mkdir(parents=True)
     for i in range(n):

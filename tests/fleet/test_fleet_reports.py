@@ -157,3 +157,22 @@ def test_drift_text_shows_where_long_values_differ():
     shown = fleet_text.around_difference(common + "intel_iommu=on iommu=pt", common + "intel_iommu=on", 60)
     assert "iommu=pt" in shown and len(shown) == 60 and shown.startswith("…")
     assert fleet_text.around_difference("x" * 10, "y" * 10) == "x" * 10
+
+
+def test_for_fleet_report_is_compact_says_so_and_reduces_alike(tmp_path, make_node, kb):
+    b = make_node("gpu-5", numa=1, tests=True)
+    full = _cli("diagnose", str(b), "-f", "json")
+    compact = _cli("diagnose", str(b), "--for-fleet", "-o", str(tmp_path / "gpu-5.json"))
+    assert full.returncode == 0 and compact.returncode == 0, compact.stderr
+    assert "wrote" in compact.stderr
+    small = json.loads((tmp_path / "gpu-5.json").read_text())
+    big = json.loads(full.stdout)
+    assert big["rules"] and big["not_evaluated"] and not small["rules"] and not small["not_evaluated"]
+    assert any("--for-fleet" in w and "left out" in w for w in small["warnings"])
+    assert [h["id"] for h in small["hypotheses"]] == [h["id"] for h in big["hypotheses"]]
+    assert small["fleet"] == big["fleet"]
+    assert _cli("diagnose", str(b), "--for-fleet", "-f", "text").returncode == 2
+    (tmp_path / "full.json").write_text(full.stdout)
+    rep = run_fleet([tmp_path / "gpu-5.json", tmp_path / "full.json"], jobs=1, kb=kb)
+    assert len(rep.nodes) == 2 and all(n.from_report for n in rep.nodes)
+    assert [n.hypotheses for n in rep.nodes][0] == [n.hypotheses for n in rep.nodes][1]

@@ -107,8 +107,10 @@ def split_bundles(paths: Sequence[str | Path]) -> list[Bundle]:
         root = given[0]
         entries = sorted(e for e in root.iterdir() if not e.name.startswith((".", "__MACOSX")))
         units = [e for e in entries if e.is_dir() or _is_archive(e)]
-        reports = [e for e in entries if e not in units and _maybe_report(e)]
-        loose = [e for e in entries if e not in units and e not in reports]
+        taken = set(units)  # sets: a folder of 10,000 reports is not compared pairwise
+        reports = [e for e in entries if e not in taken and _maybe_report(e)]
+        taken.update(reports)
+        loose = [e for e in entries if e not in taken]
         if len(units) + len(reports) >= 2:
             out = [Bundle(_bundle_name(e), (str(e),)) for e in units]
             out += [Bundle(e.name, (str(e),), report=True) for e in reports]

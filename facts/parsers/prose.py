@@ -350,6 +350,9 @@ class _Reader:
         self._nic_names = sorted(((n, r) for r in self.g.nics for n in r.names), key=lambda t: -len(t[0]))
         self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
                                   key=lambda t: -len(t[0]))
+        from clusterdx.facts.parsers.prose_gpu import GpuState
+
+        self.gpu = GpuState()
         self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
         self._nic_re = self._alternation([n for n, _ in self._nic_names])
         self._inst_re = self._alternation([n for n, _ in self._inst_names])
@@ -398,6 +401,7 @@ class _Reader:
             self.inventory(index, sentence)
             self.change(index, sentence)
             self.metrics(index, sentence)
+            self.gpu.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
@@ -731,6 +735,8 @@ class _Reader:
     def finish(self) -> None:
         from clusterdx.facts.model.gpu import GpuSummary
         from clusterdx.facts.model.platform import Virtualization
+
+        self.gpu.finish(self)
 
         if len(self.roles) == 1:
             role, (index, platform, sentence) = next(iter(self.roles.items()))

@@ -1,0 +1,45 @@
+"""GPU clocks and temperatures the user states: busy clock over the stated default, hot GPUs."""
+
+import doctest
+
+from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.parsers import prose, prose_gpu
+
+
+def _metrics(text: str) -> dict[str, float]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return {}
+    return {f.metric: f.value_norm for f in ctx.facts if f.fact_type == "reported.metric" and f.metric.startswith("gpu_")}
+
+
+def test_doctests():
+    assert doctest.testmod(prose_gpu).failed == 0
+
+
+def test_busy_clock_against_stated_max_in_another_sentence():
+    got = _metrics("Under full load the SM clock sits at 1100 MHz. The boost clock of this card is 1980 MHz.\n")
+    assert round(got["gpu_clock_fraction"], 3) == round(1100 / 1980, 3)
+
+
+def test_idle_clock_is_power_saving_not_throttling():
+    got = _metrics("At idle the GPU sits at 210 MHz, the max clock is 1980 MHz. Temperature at idle 45 C.\n")
+    assert got == {}
+
+
+def test_memory_and_cpu_clocks_are_not_gpu_core_clocks():
+    got = _metrics("During training the memory clock is 1593 MHz and the CPU runs at 2400 MHz; max boost 1980 MHz.\n")
+    assert "gpu_clock_fraction" not in got
+
+
+def test_no_stated_max_no_fraction():
+    assert "gpu_clock_fraction" not in _metrics("The GPU is at 100% utilization and 1410 MHz while training.\n")
+
+
+def test_temperature_needs_a_gpu_in_the_sentence():
+    assert _metrics("The server room was at 30 C last summer, nothing else changed.\n") == {}
+    assert _metrics("nvidia-smi says the GPU is at 91°C during training.\n") == {"gpu_temperature": 91.0}

@@ -68,6 +68,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
+from clusterdx.facts.parsers import prose_cpu
 
 SAMPLE = """\
 ## Environment
@@ -402,6 +403,7 @@ class _Reader:
             self.change(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
+            prose_cpu.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)

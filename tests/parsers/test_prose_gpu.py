@@ -43,3 +43,25 @@ def test_no_stated_max_no_fraction():
 def test_temperature_needs_a_gpu_in_the_sentence():
     assert _metrics("The server room was at 30 C last summer, nothing else changed.\n") == {}
     assert _metrics("nvidia-smi says the GPU is at 91°C during training.\n") == {"gpu_temperature": 91.0}
+
+
+def _cpu(text: str) -> list[float]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return [f.value for f in ctx.facts if f.fact_type == "reported.metric" and f.metric == "worker_cpu_pct"]
+
+
+def test_worker_cpu_percent_above_one_core():
+    assert _cpu("In htop every dataloader worker shows about 400% CPU.\n") == [400.0]
+
+
+def test_worker_cpu_lookalikes():
+    # one core's worth, a GPU utilisation, a speed-up, and a CPU figure of the main process
+    assert _cpu("Each worker uses 100% CPU in top.\n") == []
+    assert _cpu("With 8 workers GPU utilization is 100% and the CPU load is fine.\n") == []
+    assert _cpu("More workers made the epoch 150% faster on CPU-heavy augmentations.\n") == []
+    assert _cpu("The main training process sits at 250% CPU in htop.\n") == []

@@ -65,3 +65,26 @@ def test_worker_cpu_lookalikes():
     assert _cpu("With 8 workers GPU utilization is 100% and the CPU load is fine.\n") == []
     assert _cpu("More workers made the epoch 150% faster on CPU-heavy augmentations.\n") == []
     assert _cpu("The main training process sits at 250% CPU in htop.\n") == []
+
+
+def _said(text: str) -> list[tuple]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return sorted((f.fact_type, getattr(f, "model", "") or getattr(f, "kind", ""), getattr(f, "where", "") or getattr(f, "form", ""))
+                  for f in ctx.facts if (f.fact_type == "reported.inventory" and f.item == "cpu")
+                  or (f.fact_type == "reported.symptom" and f.where == "single-node"))
+
+
+def test_host_cpu_models_and_slow_p2p():
+    assert _said("CPU: AMD EPYC 7K62, why is p2p performance so slow?\n") == [
+        ("reported.inventory", "EPYC 7K62", "AMD"), ("reported.symptom", "low-bandwidth", "single-node")]
+    assert _said("Two Intel(R) Xeon(R) Platinum 8480+ per node.\n") == [("reported.inventory", "Xeon 8480+", "Intel")]
+
+
+def test_p2p_lookalikes():
+    # P2P said to be fine, and a CPU word without a model number
+    assert _said("P2P is not slow at all here, the EPYC box is fine.\n") == []

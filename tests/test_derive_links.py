@@ -63,3 +63,14 @@ def test_dark_port_lookalikes_unused_second_port_and_other_card_type(tmp_path):
                  + _card("mlx5_1", "MT4119", [("Down", "Disabled")]))
     (h,) = _of(derive_all(ingest([str(p)]).facts), "ib.link_health")
     assert (h.ports_dark_beside_peers, h.dark_beside_peers) == (0, [])
+
+
+def test_dark_port_on_a_side_network_is_not_a_rail(tmp_path):
+    # storage Ethernet card (one function up, one down) beside InfiniBand rails
+    p = tmp_path / "ibstat.txt"
+    ib = "".join(_card(f"mlx5_{i}", "MT4129", [("Active", "LinkUp")]).replace("Ethernet", "InfiniBand")
+                 for i in (0, 3, 4))
+    p.write_text("$ ibstat\n" + ib + _card("mlx5_1", "MT4129", [("Active", "LinkUp")])
+                 + _card("mlx5_2", "MT4129", [("Down", "Disabled")]))
+    (h,) = _of(derive_all(ingest([str(p)]).facts), "ib.link_health")
+    assert (h.ports_dark_beside_peers, h.ports_active) == (0, 4)

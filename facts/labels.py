@@ -192,7 +192,14 @@ def _template_regex(template: str, var: str, values: list[str] | None) -> re.Pat
     parts.append(re.escape(lit))
     if literal == 0 and not values:
         return None  # 'echo $x' over computed values: any line would be a label
-    return re.compile("".join(parts).strip())
+    # a trailing blank escaped as '\\ ' would leave a lone backslash once stripped
+    pattern = "".join(parts)
+    while pattern.endswith("\\ "):
+        pattern = pattern[:-2]
+    try:
+        return re.compile(pattern.strip())
+    except re.error:
+        return None
 
 
 def _glob(word: str) -> str:

@@ -117,3 +117,12 @@ def test_ingest_prompt_less_file_heads_become_segments(tmp_path):
     assert [(i.path.rsplit("/", 1)[-1], i.format) for i in r.inputs] == [("heads.txt#1", "ibstat"), ("heads.txt#2", "sysctl")]
     [s] = [f for f in r.facts if f.fact_type == "kernel.sysctl"]
     assert s.source.line == 8
+
+
+def test_echo_template_ending_in_an_escaped_blank_does_not_crash():
+    # echo "$d $(lspci ... | tr -s '\n\t' '  ')": label and output on one line; the template's
+    # trailing blank once left a lone backslash in the label pattern (re.error)
+    cmd = ('for d in $(lspci -D -d 15b3: | cut -d" " -f1); do echo "$d $(lspci -s $d -vvv | '
+           'grep -E "LnkCap:|LnkSta:" | tr -s "\\n\\t" "  ")"; done')
+    out = seg(cmd, ["0000:86:00.0 LnkCap: Port #0, Speed 16GT/s, Width x16 LnkSta: Speed 16GT/s, Width x8"])
+    assert len(out) == 1 and out[0].lines[0].startswith("0000:86:00.0")

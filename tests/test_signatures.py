@@ -45,6 +45,11 @@ HITS = [
     ("node3:91:120 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "verbs-enomem"),
     ("NET/IB : Failed to open libibverbs.so[.1]: libibverbs.so.1: cannot open shared object file", "libibverbs-missing"),
     ("modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument", "peermem-cannot-load"),
+    ("NVRM: Xid (PCI:0000:9c:00): 48, pid=4121, name=python3, An uncorrectable double bit error", "gpu-xid-memory-error"),
+    ("- `Xid 63`: Row Remapper marks a new row for remapping", "gpu-xid-memory-error"),
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
+    ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
+    ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
 ]
 
 LOOKALIKES = [
@@ -61,6 +66,11 @@ LOOKALIKES = [
     "pci 0000:40:01.1: AER: enabled with IRQ 33",                          # AER set up, no error
     "NCCL WARN Call to ibv_reg_mr failed with error Bad address",         # another failure
     "libibverbs.so.1 => /usr/lib/x86_64-linux-gnu/libibverbs.so.1",        # ldd: found
+    "NVRM: Xid (PCI:0000:1b:00): 79, pid=0, GPU has fallen off the bus.",  # another Xid
+    "NVRM: Xid (PCI:0000:1b:00): 13, Graphics SM Warp Exception",          # an application fault
+    "| N/A   34C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |  Volatile Uncorr. ECC",  # a header
+    "        Pending                           : No",                      # nvidia-smi -q remap section
+    "ECC mode is enabled on all GPUs",                                     # ECC named, no error
 ]
 
 

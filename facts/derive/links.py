@@ -92,6 +92,19 @@ def link_health(facts: Sequence[Fact], checks: Sequence[Fact]) -> list[Fact]:
         below = sorted(f"{c.device}/{c.port}" for c in checks if c.node == node and c.below)
         no_link = sorted(f"{p.device}/{p.port}" for p in mine
                          if p.state != "Active" and p.phys_state in NO_LINK_PHYS)
+        # a NIC with no port up while NICs of the same card type on the node's fabric are up: a
+        # rail that is down (a job given that NIC fails or hangs). The fabric is the link layer most
+        # up ports use (a side network, such as storage Ethernet beside IB rails, is not a rail);
+        # the unused second port of a device that is up is not counted
+        up = [p for p in mine if p.state == "Active"]
+        layers = Counter(p.link_layer for p in up)
+        top = max(layers.values()) if layers else 0
+        fabric = {layer for layer, n in layers.items() if n == top}
+        up_devices = {p.device for p in up}
+        up_cards = {(p.ca_type, p.link_layer) for p in up if p.ca_type}
+        dark = sorted(f"{p.device}/{p.port}" for p in mine
+                      if p.state != "Active" and p.device not in up_devices and p.ca_type
+                      and (p.ca_type, p.link_layer) in up_cards and p.link_layer in fabric)
         counters = [c for c in of_type(facts, "ib.counters") if c.node == node]
         errs = sorted({f"{c.device}/{c.port or 1}" for c in counters
                        if any(getattr(c, k) for k in PHYS_ERRORS)})
@@ -100,7 +113,8 @@ def link_health(facts: Sequence[Fact], checks: Sequence[Fact]) -> list[Fact]:
                                 ports_active=sum(1 for p in mine if p.state == "Active"),
                                 ports_checked=sum(1 for c in checks if c.node == node),
                                 ports_below=len(below), below_ports=below, ports_no_link=len(no_link),
-                                no_link_ports=no_link, counter_ports=len({(c.device, c.port) for c in counters}),
+                                no_link_ports=no_link, ports_dark_beside_peers=len(dark),
+                                dark_beside_peers=dark, counter_ports=len({(c.device, c.port) for c in counters}),
                                 ports_with_errors=len(errs), error_ports=errs))
     return out
 

@@ -38,6 +38,11 @@ class IbLinkHealth(Fact):
     #: Down/Init ports whose physical state says a cable is there but the link does not train
     ports_no_link: int = 0
     no_link_ports: list[str] = []
+    #: ports not Active (any physical state, Disabled included) on a NIC none of whose ports is up,
+    #: while another NIC of the same card type and link layer on the node is up, on the link layer
+    #: most of the node's up ports use (its fabric, not a side network): a rail that is down
+    ports_dark_beside_peers: int = 0
+    dark_beside_peers: list[str] = []
     #: ports whose counters were read (0: no counters collected)
     counter_ports: int = 0
     #: ports with any non-zero physical-layer error counter (symbol errors, link downed/recovery,

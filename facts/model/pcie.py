@@ -72,6 +72,9 @@ class PcieLink(Fact):
     downgraded: bool = False
     speed_downgraded: bool = False
     width_downgraded: bool = False
+    #: pciutils itself printed "(downgraded)" (3.6+; 3.8+ prints it only for endpoints and upstream
+    #: ports, whose capability is their own): False when the downgrade was computed here, or none
+    marked: bool = False
     #: lanes named by "LaneErrStat: LaneErr at lane: 9 10 12" (Secondary PCI Express capability)
     lane_errors: list[int] = []
 

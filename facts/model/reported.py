@@ -35,7 +35,8 @@ class ReportedContext(_Reported):
 class ReportedInventory(_Reported):
     fact_type = "reported.inventory"
     doc = "Hardware the user says a node has: GPUs or NICs (model, count, rate), or a cloud instance type."
-    item: Literal["gpu", "nic", "instance"]
+    #: 'cpu': the host CPU a user names ('AMD EPYC 7K62'), model as written, vendor in ``form``
+    item: Literal["gpu", "nic", "instance", "cpu"]
     #: gazetteer key ('H100', 'ConnectX-7', 'p5.48xlarge')
     model: str
     #: per node, None when the statement gives no count

@@ -30,6 +30,9 @@ class TopoLink(Fact):
     link: str
     #: RDMA device of the NIC end ('mlx5_3') for gpu-nic pairs, '' otherwise or when unknown
     nic_device: str = ""
+    #: gpu-gpu pairs: both GPUs list the same single NUMA node in the matrix's NUMA Affinity column;
+    #: None when a side has none (older drivers, NIC pairs)
+    same_numa: bool | None = None
 
 
 class TopoNic(Fact):

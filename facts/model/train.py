@@ -78,3 +78,20 @@ class TrainMemory(Fact):
     max_allocated_mb: float
     reserved_mb: float
     max_reserved_mb: float
+
+
+class RankTimes(Fact):
+    fact_type = "train.rank_times"
+    doc = ("Per-rank durations of one operation from a script's own per-rank printout, split into the slowest "
+           "group of local ranks and the rest (at the widest gap between sorted times).")
+    #: nodes and local ranks per node seen (1 node when the lines name none)
+    nodes: int
+    ranks_per_node: int
+    #: local ranks in the slow group, the same on every node when ``consistent``
+    slow_local_ranks: list[int] = []
+    slow_count: int = 0
+    #: the slow group's fastest time over the rest's slowest time, on the node where it is smallest
+    slow_ratio: float
+    #: every node has the same slow local ranks
+    consistent: bool
+    median_ms: float

@@ -17,7 +17,10 @@ collected". ``pcilib:`` / ``lspci:`` diagnostics interleaved from stderr are ski
 Excerpts (``lspci -vvv | grep -i acs``): capability lines without any device header belong to
 devices the excerpt does not name; they yield ``pcie.link``/``pcie.acs``/``pcie.ats``/
 ``pcie.aer`` with ``bdf`` "" and ``kind`` "unknown" (a key seen again starts the next device),
-and the summary says ``excerpt`` with ``unnamed_devices``. Facts built from a missing line (ACS
+and the summary says ``excerpt`` with ``unnamed_devices``. A loop that prints each device's
+address before its capability lines on one line (``0002:01:00.0  LnkCap: Speed 32GT/s, Width x4
+LnkSta: Speed 32GT/s, Width x2 (downgraded)``) names the device but not its class: its facts have
+that ``bdf`` and ``kind`` "unknown". Facts built from a missing line (ACS
 off because ACSCtl is absent, ATS disabled, no AER bits, "every link seen is at capability")
 are made only where the document's coverage (the command's filter and cuts) would have shown
 that line.
@@ -253,6 +256,11 @@ _LINK_KEYS = {"LnkCap", "LnkSta", "LnkCtl", "ACSCtl", "ACSCap", "CESta", "UESta"
 _CAP_KEYS = {"LnkCap", "LnkSta", "LnkCtl2", "LaneErrStat", "ACSCap", "ACSCtl", "ATSCtl", "CESta", "UESta",
              "DevCap", "DevCtl"}
 _HEXDUMP = re.compile(r"^[0-9a-fA-F]{2,3}:(?: [0-9a-fA-F]{2}){1,16}\s*$")
+#: ``BDF[:] LnkCap: ... LnkSta: ...``: a loop's label and the capability lines it joined onto one line
+_ONE_LINE = re.compile(
+    r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])"
+    r"[:\s]\s*(?=(?:LnkCap|LnkSta|LnkCtl2|ACSCap|ACSCtl|ATSCtl|CESta|UESta)\s*:)")
+_ONE_LINE_KEY = re.compile(r"\b(LnkCap|LnkSta|LnkCtl2|ACSCap|ACSCtl|ATSCtl|CESta|UESta)\s*:")
 _PORT_KINDS = {"Root Port": "root_port", "Upstream Port": "switch_port", "Downstream Port": "switch_port"}
 
 
@@ -304,10 +312,14 @@ class _Dev:
     ce_seen: bool = False
     #: no header line: capability lines of a device the excerpt does not name (bdf "")
     anonymous: bool = False
+    #: named by a loop's label only (``BDF LnkSta: ...``): no class, so the kind is not known
+    labelled: bool = False
     keys_seen: set[str] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
+        if self.labelled:
+            return "unknown"
         cls = self.class_name.lower()
         if cls == "pci bridge" or self.class_code.startswith("0604"):
             return _PORT_KINDS.get(self.port_type, "other")
@@ -344,6 +356,10 @@ def sniff(doc: Document) -> float:
     headers = details = linkish = other = 0
     for ln in doc.lines[:200]:
         if not ln.strip() or _DIAG.match(ln):
+            continue
+        if _ONE_LINE.match(ln):
+            headers += 1
+            linkish += 1
             continue
         if HEADER.match(ln):
             headers += 1
@@ -385,6 +401,12 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
                 cur = None
             continue
         if _DIAG.match(line.lstrip()):
+            continue
+        om = _ONE_LINE.match(line)
+        if om:
+            cur = _one_line_device(om, line, i)
+            devices.append(cur)
+            cur = None
             continue
         m = HEADER.match(line)
         if m:
@@ -433,6 +455,17 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
     if orphan_details:
         ctx.warn(first_orphan, f"{orphan_details} detail line(s) before/between device blocks ignored")
     _emit(devices, ctx, len(doc.lines), doc.coverage or WHOLE)
+
+
+def _one_line_device(m: re.Match[str], line: str, i: int) -> _Dev:
+    """A device named by a loop's label, its capability lines joined after it on one line."""
+    d = _Dev(index=i, end=i, bdf=make_bdf(m.group("dom"), m.group("bus"), m.group("dev"), m.group("fn")),
+             labelled=True)
+    rest = line[m.end():]
+    keys = list(_ONE_LINE_KEY.finditer(rest))
+    for k, nxt in zip(keys, keys[1:] + [None]):
+        _cap_detail(d, k.group(1), rest[k.end():nxt.start() if nxt else len(rest)].strip(), i)
+    return d
 
 
 def _new_device(m: re.Match[str], i: int) -> _Dev:
@@ -622,7 +655,9 @@ def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int, cov: Coverage = W
         if d.lnksta is not None or d.lnkcap is not None:
             links += 1
             link = _link(d)
-            if link["downgraded"] and (kind in ("gpu", "nic", "nvswitch") or d.port_type == "Upstream Port"):
+            # pciutils marks a device of unknown class only when the capability is its own
+            if link["downgraded"] and (kind in ("gpu", "nic", "nvswitch") or d.port_type == "Upstream Port"
+                                       or (kind == "unknown" and link["marked"])):
                 downgraded += 1
             idx = d.lnksta_i if d.lnksta is not None else d.lnkcap_i
             if d.lnksta is None and sees["link"]:
@@ -647,7 +682,8 @@ def _emit(devices: list[_Dev], ctx: ParseContext, nlines: int, cov: Coverage = W
             nics=counts["nic"], nvswitches=counts["nvswitch"], switch_ports=counts["switch_port"],
             root_ports=counts["root_port"], links=links, downgraded_links=downgraded,
             acs_redirect_ports=redirects, hidden_devices=hidden, root=root,
-            capabilities_visible=root and any_detail and whole, excerpt=not cov.complete or anonymous > 0,
+            capabilities_visible=root and any_detail and whole,
+            excerpt=not cov.complete or anonymous > 0 or any(d.labelled for d in devices),
             unnamed_devices=anonymous)
 
 
@@ -678,7 +714,8 @@ def _link(d: _Dev) -> dict:
         cap_w is not None and sta_w is not None and 0 < sta_w < cap_w and wmark != "ok")
     return {"link_up": link_up, "cap_speed_gts": cap_gts, "cap_width": cap_w, "sta_speed_gts": sta_gts,
             "sta_width": sta_w, "target_speed_gts": d.target, "downgraded": speed_down or width_down,
-            "speed_downgraded": speed_down, "width_downgraded": width_down, "lane_errors": d.lanes}
+            "speed_downgraded": speed_down, "width_downgraded": width_down, "lane_errors": d.lanes,
+            "marked": "downgraded" in (smark, wmark)}
 
 
 FORMATS = [

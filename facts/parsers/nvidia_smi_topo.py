@@ -200,6 +200,7 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
         ctx.warn(end - 1 if end > header_i + 1 else header_i,
                  f"matrix rows missing for {', '.join(missing[:6])} (truncated?)")
 
+    numa_of: dict[str, list[int]] = {}
     for i, gpu, extra in gpus:
         values = dict(zip(aff_cols, extra))
         cpus: list[int] = []
@@ -218,6 +219,7 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
                 ctx.warn(i, f"GPU{gpu}: unreadable NUMA Affinity {numa_text[:40]!r}")
         ctx.add(TopoGpu, i, gpu=gpu, cpus=cpus, numa_node=nodes[0] if nodes else None,
                 numa_nodes=nodes, gpu_numa_id=_int_or_none(values.get("GPU NUMA ID", "")))
+        numa_of[f"GPU{gpu}"] = nodes
 
     def nic_device(label: str) -> str:
         if label in legend:
@@ -238,8 +240,10 @@ def _parse(doc: Document, ctx: ParseContext) -> None:
             if ka == "nic" and kb == "gpu":
                 a, b, ka, kb = b, a, kb, ka
             kind = f"{ka}-{kb}"
+            na, nb = numa_of.get(a, []), numa_of.get(b, [])
+            same = (len(na) == 1 and na == nb) if kind == "gpu-gpu" and na and nb else None
             ctx.add(TopoLink, i, a=a, b=b, kind=kind, link=link,
-                    nic_device=nic_device(b) if kind == "gpu-nic" else "")
+                    nic_device=nic_device(b) if kind == "gpu-nic" else "", same_numa=same)
 
     nics = [d for d in devices if _kind(d) == "nic"]
     if any(re.match(r"^NIC\d+$", n) for n in nics) and not legend:

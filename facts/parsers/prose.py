@@ -17,6 +17,10 @@ when a comparison or past word comes earlier in the same sentence. Context words
 ("not in a container", "outside Kubernetes") are skipped the same way. A version inside a path
 or file name (``/opt/nccl-2.18/lib``) is not a version statement.
 
+GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker CPU load, host CPU
+models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`) are read per
+sentence by their own modules.
+
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
 over it, and ingestion runs it on documents no format took (:func:`read_leftover`).
 
@@ -68,6 +72,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
+from clusterdx.facts.parsers import prose_cpu, prose_gpu
 
 SAMPLE = """\
 ## Environment
@@ -350,6 +355,7 @@ class _Reader:
         self._nic_names = sorted(((n, r) for r in self.g.nics for n in r.names), key=lambda t: -len(t[0]))
         self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
                                   key=lambda t: -len(t[0]))
+        self.gpu = prose_gpu.GpuState()
         self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
         self._nic_re = self._alternation([n for n, _ in self._nic_names])
         self._inst_re = self._alternation([n for n, _ in self._inst_names])
@@ -398,6 +404,8 @@ class _Reader:
             self.inventory(index, sentence)
             self.change(index, sentence)
             self.metrics(index, sentence)
+            self.gpu.sentence(self, index, sentence)
+            prose_cpu.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
@@ -731,6 +739,8 @@ class _Reader:
     def finish(self) -> None:
         from clusterdx.facts.model.gpu import GpuSummary
         from clusterdx.facts.model.platform import Virtualization
+
+        self.gpu.finish(self)
 
         if len(self.roles) == 1:
             role, (index, platform, sentence) = next(iter(self.roles.items()))

@@ -179,6 +179,33 @@ def test_grep_output_with_bdf_from_command():
     assert (s.devices, s.unnamed_devices, s.excerpt, s.capabilities_visible) == (0, 1, True, False)
 
 
+def test_one_line_per_device_loop_output():
+    # a loop that printed each address, then its LnkCap/LnkSta joined onto the same line
+    text = ("0000:01:00.0  LnkCap: Speed 32GT/s, Width x4    LnkSta: Speed 32GT/s, Width x4\n"
+            "0002:01:00.0  LnkCap: Speed 32GT/s, Width x4    LnkSta: Speed 32GT/s, Width x2 (downgraded)\n"
+            "0000:00:01.1: LnkCap: Port #1, Speed 16GT/s, Width x16 LnkSta: Speed 16GT/s, Width x4\n")
+    ctx = parse_text("lspci-vvv", text)
+    assert not ctx.warnings
+    links = by_bdf(ctx, "pcie.link")
+    assert sorted(links) == ["0000:00:01.1", "0000:01:00.0", "0002:01:00.0"]
+    ok, bad, port = links["0000:01:00.0"], links["0002:01:00.0"], links["0000:00:01.1"]
+    assert (ok.kind, ok.sta_width, ok.width_downgraded, ok.marked) == ("unknown", 4, False, False)
+    assert (bad.kind, bad.cap_width, bad.sta_width, bad.width_downgraded, bad.marked) == ("unknown", 4, 2, True, True)
+    # narrower than its capability but unmarked: pciutils 3.8+ does not mark root/downstream ports
+    assert (port.width_downgraded, port.marked) == (True, False)
+    [s] = of_type(ctx, "pcie.summary")
+    assert (s.devices, s.downgraded_links, s.excerpt, s.capabilities_visible) == (3, 1, True, False)
+    assert {d.kind for d in of_type(ctx, "pcie.device")} == {"unknown"}
+    assert lspci_vvv.sniff(Document.from_text(text)) > 0.5
+
+
+def test_header_line_is_not_one_line_form():
+    # a real header whose description mentions a capability word stays a header
+    text = "5d:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+    d = by_bdf(parse_text("lspci-vvv", text), "pcie.device")["0000:5d:00.0"]
+    assert d.kind == "gpu"
+
+
 def test_garbage_lines_warn_and_plain_lspci():
     text = "root@node:~# lspci\n00:00.0 Host bridge: Intel Corporation Device 0d57\n" \
            "18:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n" \

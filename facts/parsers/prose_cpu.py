@@ -1,0 +1,76 @@
+"""prose_cpu - how much CPU the user says each worker process uses (part of the prose reader)
+
+"each DataLoader worker was using more than 140% CPU", "every worker sits at 300% in htop", "the
+loader processes show ~800% CPU each": top and htop count one busy core as 100%, so a worker above
+that runs several threads of its own (an OpenMP/MKL/BLAS pool per worker, the usual reason workers
+oversubscribe the cores they share with the ranks). The figure must sit in a sentence that names a
+worker, loader or helper process (not the rank's main process, not the GPU) and say CPU, htop or
+top; it becomes a ``reported.metric`` ``worker_cpu_pct`` (the percentage as written).
+
+The host CPU a user names ("CPU: AMD EPYC 7K62", "2x EPYC 7352", "Xeon Platinum 8480+") becomes a
+``reported.inventory`` of item ``cpu`` (``model`` as written, ``form`` the vendor), and a sentence
+saying peer-to-peer traffic between the GPUs is slow ("Why is p2p performance so slow?") a
+``reported.symptom`` ``low-bandwidth`` of one machine (P2P never leaves the node).
+
+Sample input::
+
+    When I looked at the processes with `htop`, each DataLoader worker was using more than 140% CPU
+
+Examples:
+
+    >>> from clusterdx.facts.document import Document, ParseContext
+    >>> from clusterdx.facts.parsers import prose
+    >>> doc = Document.from_text(SAMPLE); ctx = ParseContext(doc, "prose"); prose.parse(doc, ctx)
+    >>> [(m.metric, m.value) for m in ctx.facts if m.fact_type == "reported.metric"]
+    [('worker_cpu_pct', 140.0)]
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SAMPLE = "When I looked at the processes with `htop`, each DataLoader worker was using more than 140% CPU\n"
+
+_WORKER = re.compile(r"\b(?:(?:data\s?loader|loader|dataset|preprocessing|helper|data)\s{0,2}workers?|workers?\s{1,2}process\w{0,2}|"
+                     r"workers?|loader processes)\b", re.I)
+_PCT_CPU = re.compile(r"(?<![\w.])(\d{3,4})\s{0,2}%\s{0,2}(?:of\s{1,2}(?:a\s{1,2})?)?(?:CPU|cpu\b)?", re.I)
+_CPU_CONTEXT = re.compile(r"\b(?:CPU|htop|top|cores?)\b", re.I)
+#: "150% faster", "200% more throughput": a change, not a load
+_CHANGE_AFTER = re.compile(r"^\s{0,2}(?:faster|slower|more|less|higher|lower|better|worse|increase\w{0,2}|decrease\w{0,2}|"
+                           r"improve\w{0,4}|speed\w{0,3}|of the)\b", re.I)
+_NOT_WORKER_PCT = re.compile(r"\b(?:GPU|util\w{0,8}|memory|RAM|faster|slower|speed\w{0,3}|increase\w?|more data)\b[^%]{0,20}$", re.I)
+
+
+_CPU_MODEL = re.compile(r"\b(?:AMD\s{1,2})?(EPYC)(?:\(TM\)|™)?\s{1,2}(\d{4}[A-Z0-9]{0,3}|[0-9][A-Z0-9]{3})\b"
+                        r"|\b(?:Intel(?:\(R\))?\s{1,2})?(Xeon)(?:\(R\))?\s{1,2}(?:(?:Platinum|Gold|Silver|CPU|Max|w\d-)\s{0,2})?"
+                        r"([0-9]{4}[A-Z]{0,2}\+?|E5-\d{4}\s?v\d)(?!\w)", re.I)
+_P2P_SLOW = re.compile(r"\b(?:p2p|peer[- ]to[- ]peer)\b(?:\s{1,3}\w+){0,3}?\s{1,3}(?:is\s{1,3}|was\s{1,3}|so\s{1,3}|very\s{1,3}|too\s{1,3}|really\s{1,3}){0,2}"
+                       r"(?:slow|low|poor|bad)\b|\b(?:slow|low|poor)\s{1,3}(?:p2p|peer[- ]to[- ]peer)\b", re.I)
+
+
+def sentence(reader: Any, index: int, text: str) -> None:
+    from clusterdx.facts.model.reported import ReportedInventory, ReportedMetric, ReportedSymptom
+
+    for c in _CPU_MODEL.finditer(text):
+        family = c.group(1) or c.group(3)
+        model = f"{'EPYC' if c.group(1) else 'Xeon'} {(c.group(2) or c.group(4)).upper()}"
+        reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model,
+                   form="AMD" if family.upper() == "EPYC" else "Intel", text=" ".join(text.split())[:200])
+    p2p = _P2P_SLOW.search(text)
+    if p2p and not re.search(r"\b(?:not|no|isn't|never)\s{1,3}(?:\w+\s{1,3}){0,2}$", text[:p2p.start()], re.I) \
+            and not re.search(r"\b(?:not|no|isn't|never|n't)\b", p2p.group(0), re.I):
+        reader.add(ReportedSymptom, index, ("symptom", "low-bandwidth", "single-node"), kind="low-bandwidth",
+                   where="single-node", text=" ".join(text.split())[:200])
+
+    w = _WORKER.search(text)
+    if w is None or not _CPU_CONTEXT.search(text):
+        return
+    for m in _PCT_CPU.finditer(text):
+        value = float(m.group(1))
+        if not 100 < value <= 12800 or _NOT_WORKER_PCT.search(text[max(0, m.start() - 30):m.start()]) \
+                or _CHANGE_AFTER.search(text[m.end():m.end() + 30]):
+            continue
+        reader.add(ReportedMetric, index, ("worker_cpu_pct", value), metric="worker_cpu_pct", value=value, unit="%",
+                   value_norm=value, label="CPU per worker process", text=" ".join(text.split())[:200])
+        return

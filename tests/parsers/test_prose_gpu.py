@@ -1,0 +1,90 @@
+"""GPU clocks and temperatures the user states: busy clock over the stated default, hot GPUs."""
+
+import doctest
+
+from clusterdx.facts.base import NotApplicable
+from clusterdx.facts.document import Document, ParseContext
+from clusterdx.facts.parsers import prose, prose_gpu
+
+
+def _metrics(text: str) -> dict[str, float]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return {}
+    return {f.metric: f.value_norm for f in ctx.facts if f.fact_type == "reported.metric" and f.metric.startswith("gpu_")}
+
+
+def test_doctests():
+    assert doctest.testmod(prose_gpu).failed == 0
+
+
+def test_busy_clock_against_stated_max_in_another_sentence():
+    got = _metrics("Under full load the SM clock sits at 1100 MHz. The boost clock of this card is 1980 MHz.\n")
+    assert round(got["gpu_clock_fraction"], 3) == round(1100 / 1980, 3)
+
+
+def test_idle_clock_is_power_saving_not_throttling():
+    got = _metrics("At idle the GPU sits at 210 MHz, the max clock is 1980 MHz. Temperature at idle 45 C.\n")
+    assert got == {}
+
+
+def test_memory_and_cpu_clocks_are_not_gpu_core_clocks():
+    got = _metrics("During training the memory clock is 1593 MHz and the CPU runs at 2400 MHz; max boost 1980 MHz.\n")
+    assert "gpu_clock_fraction" not in got
+
+
+def test_no_stated_max_no_fraction():
+    assert "gpu_clock_fraction" not in _metrics("The GPU is at 100% utilization and 1410 MHz while training.\n")
+
+
+def test_temperature_needs_a_gpu_in_the_sentence():
+    assert _metrics("The server room was at 30 C last summer, nothing else changed.\n") == {}
+    assert _metrics("nvidia-smi says the GPU is at 91°C during training.\n") == {"gpu_temperature": 91.0}
+
+
+def _cpu(text: str) -> list[float]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return [f.value for f in ctx.facts if f.fact_type == "reported.metric" and f.metric == "worker_cpu_pct"]
+
+
+def test_worker_cpu_percent_above_one_core():
+    assert _cpu("In htop every dataloader worker shows about 400% CPU.\n") == [400.0]
+
+
+def test_worker_cpu_lookalikes():
+    # one core's worth, a GPU utilisation, a speed-up, and a CPU figure of the main process
+    assert _cpu("Each worker uses 100% CPU in top.\n") == []
+    assert _cpu("With 8 workers GPU utilization is 100% and the CPU load is fine.\n") == []
+    assert _cpu("More workers made the epoch 150% faster on CPU-heavy augmentations.\n") == []
+    assert _cpu("The main training process sits at 250% CPU in htop.\n") == []
+
+
+def _said(text: str) -> list[tuple]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return sorted((f.fact_type, getattr(f, "model", "") or getattr(f, "kind", ""), getattr(f, "where", "") or getattr(f, "form", ""))
+                  for f in ctx.facts if (f.fact_type == "reported.inventory" and f.item == "cpu")
+                  or (f.fact_type == "reported.symptom" and f.where == "single-node"))
+
+
+def test_host_cpu_models_and_slow_p2p():
+    assert _said("CPU: AMD EPYC 7K62, why is p2p performance so slow?\n") == [
+        ("reported.inventory", "EPYC 7K62", "AMD"), ("reported.symptom", "low-bandwidth", "single-node")]
+    assert _said("Two Intel(R) Xeon(R) Platinum 8480+ per node.\n") == [("reported.inventory", "Xeon 8480+", "Intel")]
+
+
+def test_p2p_lookalikes():
+    # P2P said to be fine, and a CPU word without a model number
+    assert _said("P2P is not slow at all here, the EPYC box is fine.\n") == []

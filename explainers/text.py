@@ -26,7 +26,9 @@ STATUS_STYLE = {"parsed": "green", "partial": "yellow", "unrecognized": "magenta
 SUMMARY_CAUSES = 3
 SUMMARY_FULL = 2
 #: characters of the leading evidence quoted in the summary (the rest: --verbose, JSON)
-WHY_CHARS = 150
+WHY_CHARS = 120
+#: characters of the leading fix's trade-off and rollback in the summary
+AFTER_FIX_CHARS = 100
 #: longest verification command shown in the summary
 VERIFY_CHARS = 110
 #: evidence lines per cause by default
@@ -34,7 +36,7 @@ EVIDENCE_LINES = 2
 #: next probes by default
 PROBES = 2
 #: probe groups of the not-evaluated rules by default
-GROUPS = 3
+GROUPS = 2
 #: inputs listed one per line by default (unrecognized and failed ones are always listed)
 INPUTS = 6
 
@@ -74,6 +76,11 @@ class _Out:
         self.console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
+def _clip(text: str, chars: int = 0) -> str:
+    chars = chars or AFTER_FIX_CHARS
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " … (-v)"
+
+
 def _cause_line(h: Any) -> str:
     status = "supported" if h.status == "supported" else "candidate, unconfirmed"
     return f"[bold]{h.rank}. {escape(h.title)}[/] ({status}, {h.confidence:.2f}; {escape(share_text(h))})"
@@ -101,8 +108,15 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
         if r is not None:
             cmd = f": $ {escape(st.command)}{_root(st)}" if st.command else ""
             p(f"fix:    {escape(r.title)}{cmd}", 5, 8)
+        if r is not None and k == 0:
+            # what the fix costs and how to take it back, before anyone runs it (full text: -v, JSON)
+            if r.tradeoff:
+                p(f"cost:   {escape(_clip(r.tradeoff))}", 5, 8)
+            if r.rollback:
+                p(f"undo:   {escape(_clip(r.rollback))}", 5, 8)
         if h.verification and full:
-            v = h.verification[0]
+            # the step that states this node's own expected value, when the tool knows one
+            v = next((v for v in h.verification if getattr(v, "values", None)), h.verification[0])
             # a long command goes to --verbose; its check and expected value stay here
             cmd = f" $ {escape(v.command)}" if v.command and len(v.command) <= VERIFY_CHARS \
                 else f" {escape(v.check)}" + (" [dim](-v: command)[/]" if v.command else "")
@@ -113,7 +127,7 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
         p(f"Gap:    {g.gap_pct:.1f}% ({escape(g.metric)} {g.measured:g} vs {g.basis} {g.reference:g}; {bar} the "
           f"{g.bar:.0%} bar); explained {g.explained_pct:.1f}%, unexplained {g.unexplained_pct:.1f}%", 2, 8)
     else:
-        p("Gap:    not measured (needs a baseline run, or nccl-tests with --reference)", 2, 8)
+        p("Gap:    not measured (needs a baseline run or --reference)", 2, 8)
     unread = [i for i in report.inputs if i.status in ("unrecognized", "error")]
     read = input_counts(report) + ("" if unread else "; nothing unrecognized")
     p(f"Read:   {escape(read)}", 2, 8)

@@ -9,8 +9,30 @@ import orjson
 MARK = {"fail": "FAIL", "warn": "WARN", "pass": "pass", "not checked": "----", "not applicable": "n/a"}
 
 
+def headline(report: Any) -> str:
+    """The first line: how much was checked and what failed, so a node where most items could not
+    be checked never reads as ready."""
+    c = report.coverage
+    counts: dict[str, int] = {}
+    for it in report.items:
+        counts[it.status] = counts.get(it.status, 0) + 1
+    text = f"{c.checked} of {c.applicable} applicable items checked"
+    if c.applicable and c.checked * 2 < c.applicable:
+        text += f" (most could not be checked: {c.applicable - c.checked} are not known to be fine)"
+    verdict = ", ".join(f"{counts[s]} {s}" for s in ("fail", "warn", "pass") if counts.get(s))
+    return text + (f"; {verdict}" if verdict else "; nothing failed, nothing passed")
+
+
+def _nodes(report: Any, shown: int = 3) -> str:
+    names = list(report.nodes)
+    if not names:
+        return "this node"
+    more = f", +{len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 def render_text(report: Any, **_: Any) -> str:
-    lines = [f"clusterdx check ({', '.join(report.nodes) or 'this node'})"]
+    lines = [f"clusterdx check ({_nodes(report)}): {headline(report)}"]
     layer = None
     for it in report.items:
         if it.layer != layer:
@@ -39,7 +61,7 @@ def render_markdown(report: Any, **_: Any) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    out = [f"# Readiness checklist ({cell(', '.join(report.nodes) or 'this node')})", "",
+    out = [f"# Readiness checklist ({cell(_nodes(report))})", "", cell(headline(report)), "",
            "| status | root cause | layer | seed | reason |", "| --- | --- | --- | --- | --- |"]
     for it in report.items:
         reason = it.reason + (f" (failing: {', '.join(it.failing_nodes)})" if it.failing_nodes else "")
@@ -62,7 +84,8 @@ def render_html(report: Any, **_: Any) -> str:
     return ("<!doctype html><html><head><meta charset='utf-8'><title>clusterdx check</title><style>"
             "body{font-family:sans-serif;margin:2em}td,th{padding:4px 8px;border-bottom:1px solid #ddd}"
             ".fail{background:#fdd}.warn{background:#ffe9a8}.pass{background:#dfd}</style></head><body>"
-            f"<h1>Readiness checklist</h1><p>{html.escape(', '.join(report.nodes))}</p><table>"
+            f"<h1>Readiness checklist</h1><p>{html.escape(', '.join(report.nodes))}</p>"
+            f"<p><strong>{html.escape(headline(report))}</strong></p><table>"
             "<tr><th>status</th><th>root cause</th><th>layer</th><th>seed</th><th>reason</th></tr>"
             + "".join(rows) + f"</table><p>Coverage: {c.checked} of {c.applicable} applicable items checked.</p>"
             "</body></html>\n")

@@ -32,6 +32,16 @@ def _readable_option_type(self, ctx):  # type: ignore[no-untyped-def]
 
 typer.core.TyperOption.display_type_rich = _readable_option_type  # type: ignore[method-assign]
 
+
+def _usage_name(self):  # type: ignore[no-untyped-def]
+    """An argument in the usage line as POSIX usage writes it: ``BUNDLE...`` when required,
+    ``[PATH]...`` when optional (typer wraps a required one in braces, ``{BUNDLE}...``)."""
+    name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+    return name + ("..." if self.nargs != 1 else "")
+
+
+typer.core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+
 #: -h as well as --help everywhere, and room for a command's whole first sentence in listings
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -46,7 +56,7 @@ app = typer.Typer(
 )
 kb_app = typer.Typer(help="Work on the knowledge base: lint, test, eval, list, show, graph, new.",
                      no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT)
-app.add_typer(kb_app, name="kb")
+app.add_typer(kb_app, name="kb", short_help="Work on the knowledge base: lint, test, eval, list, show, graph, new.")
 
 #: what --scope accepts (facts.base.Scope)
 SCOPES = ("host", "container", "vm-guest", "hypervisor", "unknown")
@@ -81,7 +91,10 @@ class ExitStatus(enum.IntEnum):
     KB_INVALID = 3
     FAIL_ON = 4
     TESTS_FAILED = 5
-    #: fleet: one or more nodes could not be diagnosed (failed, crashed, timed out)
+    #: check: an item fails (6), or is warned or not checked under --strict (7)
+    CHECK_FAILED = 6
+    CHECK_STRICT = 7
+    #: fleet: a node could not be diagnosed (failed, crashed or timed out)
     NODES_FAILED = 8
 
 
@@ -222,7 +235,7 @@ def _load_kb(dirs: Optional[List[Path]] = None, *, cache: bool = True):
 
 @app.command()
 def diagnose(
-    paths: List[Path] = typer.Argument(None, metavar="[PATH]...",
+    paths: List[Path] = typer.Argument(None, metavar="PATH",
                                        help="Files, folders or archives of one node (none: this machine)."),
     baseline: Optional[List[Path]] = typer.Option(None, "--baseline", "-b", metavar="PATH",
                                                   help="A known-good bundle of the same job to compare with."),
@@ -333,7 +346,7 @@ def formats(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"
 
 
 @app.command()
-def explain(item: str = typer.Argument(..., help="A root cause, rule, remediation or probe id.")) -> None:
+def explain(item: str = typer.Argument(..., metavar="ID", help="A root cause, rule, remediation or probe id.")) -> None:
     """Print a root cause, rule, remediation or probe from the knowledge base in full."""
     import yaml
 
@@ -371,6 +384,12 @@ def _register_commands() -> None:
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"clusterdx.commands.{name}")
+    # a listing shows each command's whole first sentence, never one cut with '...'
+    for typer_app in (app, kb_app):
+        for info in typer_app.registered_commands:
+            doc = (info.help or (info.callback.__doc__ if info.callback else "") or "").strip()
+            if info.short_help is None and doc:
+                info.short_help = doc.split("\n\n")[0].replace("\n", " ").split(". ")[0].rstrip(".") + "."
 
 
 def main() -> None:

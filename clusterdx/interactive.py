@@ -3,7 +3,9 @@
 Each round shows the ranking, then proposes the best next probe (``report.next_probes``) and the
 KB question that would move the leading hypotheses most (:func:`clusterdx.engine.questions.pick_question`).
 The user pastes the probe's output (ended by a line holding only ``.``, or end of file), gives a
-file path, answers the question, skips, saves the session or quits. Everything is re-ranked from
+file path, answers the question, skips, shows a cause's evidence (``e N``) or fix (``x N``), undoes
+the last step (``u``), asks for help (``?``), saves the session or quits. A paste is named by the
+format it was read as; the session ends on a summary: the leading cause, its fix and how to verify it. Everything is re-ranked from
 scratch after each step (a diagnosis is a pure function of its inputs and answers); the loop stops
 when a hypothesis reaches :data:`clusterdx.engine.weights.CONFIRMED`.
 
@@ -25,6 +27,18 @@ from clusterdx.explainers.common import share_text
 
 SESSION_SCHEMA = "clusterdx.session/1"
 SHOWN = 5
+
+HELP = """Commands:
+  p      paste the proposed probe's output (end with a line holding only '.')
+  a      answer the proposed question
+  f      add a file or folder
+  k      skip the proposed probe and question
+  e N    show the evidence for and against cause N of the ranking
+  x N    show the fix for cause N: steps, commands, trade-off, rollback, how to verify
+  u      undo the last paste, answer, file or skip
+  s      save the session (continue later with --resume FILE)
+  q      end the session with a summary (Ctrl-D does the same)
+  ?      this help"""
 
 
 class SessionError(Exception):
@@ -81,6 +95,11 @@ class Loop:
         self.s, self.kb, self.site = session, kb, site
         self.stdin, self.stdout, self.workdir = stdin, stdout, workdir
         self._live: Any = None
+        #: what each step added, last last, so ``u`` can take it back
+        self.history: list[tuple[str, Any]] = []
+        #: the paste to name, once the next ranking has read it
+        self._announce: str | None = None
+        self.report: Any = None
 
     # -- I/O
 
@@ -101,12 +120,15 @@ class Loop:
     def _pasted_paths(self) -> list[str]:
         out = []
         for i, item in enumerate(self.s.pasted, 1):
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(item.get("name") or f"paste-{i}"))
-            p = self.workdir / f"{i:02d}-{name}.txt"
-            if not p.exists():
-                p.write_text(str(item.get("text", "")), encoding="utf-8")
+            p = self._paste_path(i, item)
+            # rewritten every time: an undone paste's number is taken by the next one
+            p.write_text(str(item.get("text", "")), encoding="utf-8")
             out.append(str(p))
         return out
+
+    def _paste_path(self, i: int, item: dict[str, Any]) -> Path:
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(item.get("name") or f"paste-{i}"))
+        return self.workdir / f"{i:02d}-{name}.txt"
 
     def rank(self) -> Any:
         from clusterdx.engine.diagnose import Collected, collect_live, collect_paths, diagnose
@@ -135,6 +157,20 @@ class Loop:
                         extra_evidence=evidence)
 
     # -- one round
+
+    def announce(self, report: Any) -> None:
+        """Name what the last paste was read as: its format, or why it was not recognised."""
+        path, self._announce = self._announce, None
+        if path is None:
+            return
+        got = next((i for i in report.inputs if i.path == path or i.path.endswith("/" + Path(path).name)), None)
+        if got is None:
+            self.say("the paste was not read (no input came from it)")
+        elif got.status in ("parsed", "partial") and got.format:
+            self.say(f"recognised as {got.format} ({got.status}, {got.facts} facts)")
+        else:
+            reason = f": {got.reason}" if got.reason else ""
+            self.say(f"not recognised as any known format{reason}; paste the whole output of the command shown")
 
     def show(self, report: Any) -> None:
         self.say("")
@@ -172,9 +208,18 @@ class Loop:
         if question is not None:
             self.say(f"Question: {question.text} [{question.id}]")
             choices.append("[a] answer the question")
-        choices += ["[f] give a file", "[k] skip", "[s] save", "[q] quit"]
+        choices += ["[f] give a file", "[k] skip", "[e N] evidence", "[x N] fix", "[u] undo", "[s] save",
+                    "[q] quit", "[?] help"]
         self.say("  " + "  ".join(choices))
-        cmd = self.ask("clusterdx> ").strip().lower()
+        while True:
+            cmd = self.ask("clusterdx> ").strip().lower()
+            word, _, arg = cmd.partition(" ")
+            if word in ("?", "h", "help"):
+                self.say(HELP)
+            elif word in ("e", "x"):
+                self.detail(report, word, arg.strip())
+            else:
+                break
         if cmd in ("q", "quit", "exit"):
             return False
         if cmd == "p" and probe is not None:
@@ -185,12 +230,17 @@ class Loop:
             path = self.ask("File or folder: ").strip()
             if path and Path(path).exists():
                 self.s.files.append(path)
+                self.history.append(("file", path))
                 self.say(f"added {path}")
             else:
                 self.say(f"no such file or folder: {path!r}")
         elif cmd == "k":
-            self.s.skipped += [x.id for x in (probe, question) if x is not None]
+            ids = [x.id for x in (probe, question) if x is not None]
+            self.s.skipped += ids
+            self.history.append(("skip", len(ids)))
             self.say("skipped")
+        elif cmd == "u":
+            self.undo()
         elif cmd == "s":
             target = self.ask("Save the session to [clusterdx-session.json]: ").strip() or "clusterdx-session.json"
             try:
@@ -199,8 +249,72 @@ class Loop:
             except OSError as exc:
                 self.say(f"cannot save: {exc}")
         else:
-            self.say(f"unknown choice {cmd!r}")
+            self.say(f"unknown choice {cmd!r}; '?' lists the commands")
         return True
+
+    def _cause(self, report: Any, arg: str) -> Any:
+        hs = report.hypotheses
+        if not hs:
+            self.say("no cause in the ranking yet")
+            return None
+        if not arg:
+            return hs[0]
+        if arg.isdigit() and 1 <= int(arg) <= len(hs):
+            return hs[int(arg) - 1]
+        found = next((h for h in hs if h.id == arg), None)
+        if found is None:
+            self.say(f"no cause {arg!r}: give its number in the ranking (1-{len(hs)})")
+        return found
+
+    def detail(self, report: Any, what: str, arg: str) -> None:
+        """``e N``: the evidence for and against a cause; ``x N``: its fix and how to verify it."""
+        h = self._cause(report, arg)
+        if h is None:
+            return
+        self.say(f"{h.rank}. {h.title} ({h.id}), confidence {h.confidence:.2f}")
+        if what == "e":
+            for ev in h.evidence:
+                self.say(f"  + [{ev.strength}] {ev.message}")
+            for ev in h.refuting_evidence:
+                self.say(f"  - [{ev.strength}] {ev.message} (counts against)")
+            if not h.evidence and not h.refuting_evidence:
+                self.say("  no evidence: it is ranked by its prior alone")
+            return
+        if not h.remediation:
+            self.say("  the knowledge base has no remediation for it")
+        for r in h.remediation:
+            self.say(f"  Fix: {r.title} (risk {r.risk}, disruption {r.disruption})")
+            for i, st in enumerate(r.steps, 1):
+                self.say(f"    {i}. {st.text}")
+                if st.command:
+                    self.say(f"       $ {st.command}{' (as root)' if st.needs_root else ''}")
+                for alt in st.alternatives:
+                    self.say(f"       or: $ {alt.command}{' (as root)' if alt.needs_root else ''}  ({alt.text})")
+            if r.tradeoff:
+                self.say(f"    trade-off: {r.tradeoff}")
+            if r.rollback:
+                self.say(f"    rollback: {r.rollback}")
+        for v in h.verification:
+            self.say(f"  verify: {v.check}" + (f": $ {v.command}" if v.command else ""))
+            self.say(f"    expect: {v.expect}")
+
+    def undo(self) -> None:
+        if not self.history:
+            self.say("nothing to undo")
+            return
+        kind, item = self.history.pop()
+        if kind == "paste":
+            self.s.pasted.pop()
+            self.say("undid the last paste")
+        elif kind == "answer":
+            a = self.s.answers.pop()
+            self.say(f"undid the answer {a['answer']!r} to {a['question']}")
+        elif kind == "file":
+            self.s.files.remove(item)
+            self.say(f"removed {item}")
+        elif kind == "skip":
+            del self.s.skipped[len(self.s.skipped) - item:]
+            self.say("the skipped probe and question are back")
 
     def paste(self, probe_id: str) -> None:
         self.say("Paste the output; end with a line holding only '.' (or Ctrl-D).")
@@ -213,8 +327,11 @@ class Loop:
         if not any(ln.strip() for ln in lines):
             self.say("nothing pasted")
             return
-        self.s.pasted.append({"name": f"paste-{len(self.s.pasted) + 1}-{probe_id}", "probe": probe_id,
-                              "text": "\n".join(lines) + "\n"})
+        item = {"name": f"paste-{len(self.s.pasted) + 1}-{probe_id}", "probe": probe_id,
+                "text": "\n".join(lines) + "\n"}
+        self.s.pasted.append(item)
+        self.history.append(("paste", None))
+        self._announce = str(self._paste_path(len(self.s.pasted), item))
         self.say(f"read {len(lines)} lines")
 
     def answer(self, question: Any) -> None:
@@ -225,27 +342,55 @@ class Loop:
             self.say(f"no answer numbered {raw!r}")
             return
         self.s.answers.append({"question": question.id, "answer": question.answers[int(raw) - 1].label})
+        self.history.append(("answer", None))
+
+    def summary(self, report: Any, confirmed: Any = None) -> None:
+        """The session's answer: the leading cause, the fix to apply and how to verify it."""
+        self.say("")
+        added = (f"{len(self.s.pasted)} pasted output(s), {len(self.s.files)} file(s), "
+                 f"{len(self.s.answers)} answer(s) added this session")
+        if report is None or not report.hypotheses:
+            self.say(f"Summary: no cause is supported by what was read ({added}).")
+            if report is not None and report.next_probes:
+                self.say(f"  run next: $ {report.next_probes[0].command}")
+            return
+        h = confirmed or report.hypotheses[0]
+        lead = "Confirmed" if confirmed is not None else (
+            "Leading candidate, unconfirmed" if h.status == "candidate" else "Most likely, not yet confirmed")
+        self.say(f"Summary ({added}):")
+        self.say(f"  {lead}: {h.title} ({h.id}), confidence {h.confidence:.2f}")
+        for r in h.remediation[:1]:
+            self.say(f"  fix: {r.title}")
+            st = next((st for st in r.steps if st.command), None)
+            if st is not None:
+                self.say(f"    $ {st.command}{' (as root)' if st.needs_root else ''}")
+            if r.rollback:
+                self.say(f"    rollback: {r.rollback}")
+        if h.verification:
+            v = next((v for v in h.verification if v.values), h.verification[0])
+            self.say(f"  verify: {v.check}" + (f": $ {v.command}" if v.command else ""))
+            self.say(f"    expect: {v.expect}")
+        if confirmed is None and report.next_probes:
+            self.say(f"  to confirm it, run: $ {report.next_probes[0].command}")
 
     def run(self) -> int:
-        self.say("clusterdx interactive diagnosis. Ctrl-D or 'q' ends the session.")
+        self.say("clusterdx interactive diagnosis. '?' lists the commands; 'q' or Ctrl-D ends with a summary.")
+        report = None
         try:
             while True:
                 report = self.rank()
+                self.announce(report)
                 self.show(report)
                 top = self.confirmed(report)
                 if top is not None:
-                    self.say("")
-                    self.say(f"Confirmed: {top.title} ({top.id}), confidence {top.confidence:.2f}.")
-                    for r in top.remediation[:2]:
-                        self.say(f"  fix: {r.title}")
-                    for v in top.verification[:2]:
-                        self.say(f"  verify: {v.check}" + (f": $ {v.command}" if v.command else ""))
+                    self.summary(report, top)
                     return 0
                 if not self.step(report):
-                    self.say("bye")
+                    self.summary(report)
                     return 0
         except (_Quit, KeyboardInterrupt):
-            self.say("\nbye")
+            self.say("")
+            self.summary(report)
             return 0
 
 

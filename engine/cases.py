@@ -8,6 +8,10 @@
       in_top_3: [rank-numa-misbinding]   # must be among the first three
       not_in_top_3: [...]                # look-alikes that must not rank high
       max_confidence: 0.5                # healthy controls: no hypothesis at or above this
+      fixes:                             # remediation id -> commands it must render for this node
+        widen-nccl-ib-hca:
+          - export NCCL_IB_HCA==mlx5_0,mlx5_3    # a step's or an alternative's command, exactly
+          - {command: sysctl -w kernel.numa_balancing=0, needs_root: true}
     written_after_rules: false           # held out from tuning: reported separately
 
 Cases re-created from public threads (``corpus: public``, with ``source:`` the thread's URL and
@@ -89,6 +93,30 @@ def judge(expect: dict[str, Any], ranking: list[tuple[str, float]]) -> tuple[lis
     return problems, top1, top3
 
 
+def judge_fixes(fixes: dict[str, Any], report: Any) -> list[str]:
+    """Problems with the remediation commands rendered for this case's node: each listed command
+    must be one a step (or a step's alternative) of that remediation renders, with its root mark."""
+    rendered: dict[str, list[Any]] = {}
+    for h in report.hypotheses:
+        for r in h.remediation:
+            for st in r.steps:
+                rendered.setdefault(r.id, []).extend([st, *st.alternatives])
+    problems = []
+    for rem, wanted in (fixes or {}).items():
+        if rem not in rendered:
+            problems.append(f"fix {rem} is not proposed")
+            continue
+        for want in wanted or []:
+            cmd, root = (want.get("command", ""), want.get("needs_root")) if isinstance(want, dict) else (want, None)
+            got = next((st for st in rendered[rem] if st.command == cmd), None)
+            if got is None:
+                problems.append(f"fix {rem} does not render {cmd!r}; it renders "
+                                f"{[st.command for st in rendered[rem] if st.command][:4]}")
+            elif root is not None and bool(got.needs_root) != bool(root):
+                problems.append(f"fix {rem}: {cmd!r} should {'' if root else 'not '}be marked as needing root")
+    return problems
+
+
 def run_case(kb: KnowledgeBase, case_dir: Path, frozen: set[str] | None = None) -> CaseResult:
     from clusterdx.engine.diagnose import collect_paths, diagnose
 
@@ -97,6 +125,7 @@ def run_case(kb: KnowledgeBase, case_dir: Path, frozen: set[str] | None = None) 
     report = diagnose(collect_paths([case_dir / "input"]), kb=kb)
     ranking = [(h.id, h.confidence) for h in report.hypotheses]
     problems, top1, top3 = judge(expect, ranking)
+    problems += judge_fixes(expect.get("fixes") or {}, report)
     errors = [i.path for i in report.inputs if i.status == "error"]
     corpus = "public" if spec.get("corpus") == "public" else "library"
     if errors and corpus == "library":

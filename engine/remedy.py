@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from clusterdx.engine.report import AlternativeOut, StepOut
+from clusterdx.engine.report import AlternativeOut, StepOut, VerificationOut
 
 _NAME = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
@@ -25,6 +25,36 @@ def evidence_values(evidence: Iterable[Any]) -> dict[str, Any]:
             if value not in (None, "", [], {}) and key not in out:
                 out[key] = value
     return out
+
+
+def node_values(facts: Iterable[Any], gap: Any = None) -> dict[str, str]:
+    """Values a verification step can state for this node, as it prints them, with where each came
+    from: the CPU's max turbo (lscpu), the busbw the reference implies (``--reference``), the
+    width a degraded PCIe link should train at (LnkCap, nvidia-smi's max width). A value the
+    inputs do not give is absent, so its step keeps its generic words."""
+    out: dict[str, str] = {}
+    mhz = [f.max_mhz for f in facts if f.fact_type == "cpu.info" and getattr(f, "max_mhz", None)]
+    if mhz:
+        out["cpu_max_mhz"] = f"{max(mhz):g} MHz (lscpu's CPU max MHz)"
+    widths = sorted({w for f in facts for w in (
+        [f.cap_width] if f.fact_type == "pcie.link" and getattr(f, "width_downgraded", False) else
+        [f.width_max] if f.fact_type == "gpu.pcie" and getattr(f, "width_downgraded", False) else []) if w})
+    if widths:
+        out["link_width"] = "/".join(f"x{w}" for w in widths)
+    if gap is not None and gap.basis == "reference" and gap.reference:
+        out["reference_busbw"] = (f"at least {gap.reference * gap.bar:.4g} GB/s ({gap.bar:.0%} of the "
+                                  f"reference's {gap.reference:g} GB/s)")
+    elif gap is not None and gap.basis == "baseline" and gap.reference:
+        out["reference_busbw"] = f"within {1 - gap.bar:.0%} of the baseline's {gap.reference:g} ({gap.metric})"
+    return out
+
+
+def render_verification(v: Any, values: Mapping[str, Any]) -> VerificationOut:
+    """A verification step with the values this node supplied; an unknown one keeps its words."""
+    command, used = fill(v.command, v.values, values)
+    expect, used_e = fill(v.expect, v.values, values)
+    return VerificationOut(check=v.check, command=command, expect=expect, recovery_pct=list(v.recovery_pct),
+                           values={**used, **used_e})
 
 
 def as_text(value: Any) -> str:

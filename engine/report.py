@@ -117,6 +117,8 @@ class VerificationOut(Model):
     command: str = ""
     expect: str
     recovery_pct: list[float] = Field(default_factory=list)
+    #: the values filled into ``command`` and ``expect`` from this node (name -> value as written)
+    values: dict[str, str] = Field(default_factory=dict)
 
 
 class Hypothesis(Model):

@@ -94,6 +94,10 @@ class Verification(Strict):
     expect: str
     #: the share of the cause's cost recovered when the check passes, percent range
     recovery_pct: list[float] = Field(default_factory=list)
+    #: values ``command`` and ``expect`` may name as ``{name}`` (the node's values, see
+    #: :func:`clusterdx.engine.remedy.node_values`, or the supporting rules' data), each with the
+    #: words printed when the node does not supply it
+    values: dict[str, str] = Field(default_factory=dict)
 
 
 class Node(Strict):

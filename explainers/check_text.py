@@ -7,25 +7,35 @@ from typing import Any
 import orjson
 
 MARK = {"fail": "FAIL", "warn": "WARN", "pass": "pass", "not checked": "----", "not applicable": "n/a"}
-#: nodes named in a heading; a fleet's heading counts the rest
-HEADING_NODES = 6
-
-
-def _nodes(report: Any) -> str:
-    nodes = list(report.nodes)
-    if not nodes:
-        return "this node"
-    if len(nodes) <= HEADING_NODES:
-        return ", ".join(nodes)
-    return f"{len(nodes)} nodes: {', '.join(nodes[:HEADING_NODES])}, ..."
-
 
 def _unchecked(report: Any) -> list[str]:
     return list(getattr(report, "unchecked_nodes", []) or [])
 
 
+def headline(report: Any) -> str:
+    """The first line: how much was checked and what failed, so a node where most items could not
+    be checked never reads as ready."""
+    c = report.coverage
+    counts: dict[str, int] = {}
+    for it in report.items:
+        counts[it.status] = counts.get(it.status, 0) + 1
+    text = f"{c.checked} of {c.applicable} applicable items checked"
+    if c.applicable and c.checked * 2 < c.applicable:
+        text += f" (most could not be checked: {c.applicable - c.checked} are not known to be fine)"
+    verdict = ", ".join(f"{counts[s]} {s}" for s in ("fail", "warn", "pass") if counts.get(s))
+    return text + (f"; {verdict}" if verdict else "; nothing failed, nothing passed")
+
+
+def _nodes(report: Any, shown: int = 3) -> str:
+    names = list(report.nodes)
+    if not names:
+        return "this node"
+    more = f", +{len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 def render_text(report: Any, **_: Any) -> str:
-    lines = [f"clusterdx check ({_nodes(report)})"]
+    lines = [f"clusterdx check ({_nodes(report)}): {headline(report)}"]
     if _unchecked(report):
         lines.append(f"NOT CHECKED: {len(_unchecked(report))} nodes could not be diagnosed:")
         lines += [f"  {u}" for u in _unchecked(report)[:20]]
@@ -59,7 +69,7 @@ def render_markdown(report: Any, **_: Any) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    out = [f"# Readiness checklist ({cell(_nodes(report))})", ""]
+    out = [f"# Readiness checklist ({cell(_nodes(report))})", "", cell(headline(report)), ""]
     if _unchecked(report):
         out += [f"**Not checked:** {len(_unchecked(report))} nodes could not be diagnosed:", ""]
         out += [f"- {cell(u)}" for u in _unchecked(report)] + [""]
@@ -89,6 +99,7 @@ def render_html(report: Any, **_: Any) -> str:
             "body{font-family:sans-serif;margin:2em}td,th{padding:4px 8px;border-bottom:1px solid #ddd}"
             ".fail{background:#fdd}.warn{background:#ffe9a8}.pass{background:#dfd}</style></head><body>"
             f"<h1>Readiness checklist</h1><p>{html.escape(_nodes(report))}</p>"
+            f"<p><strong>{html.escape(headline(report))}</strong></p>"
             + (f"<p><strong>Not checked:</strong> {len(_unchecked(report))} nodes could not be diagnosed</p>"
                f"<ul>{unchecked}</ul>" if unchecked else "") + "<table>"
             "<tr><th>status</th><th>root cause</th><th>layer</th><th>seed</th><th>reason</th></tr>"

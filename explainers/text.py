@@ -25,8 +25,12 @@ STATUS_STYLE = {"parsed": "green", "partial": "yellow", "unrecognized": "magenta
 #: causes in the opening summary, and how many of them with their evidence and verification
 SUMMARY_CAUSES = 3
 SUMMARY_FULL = 2
+#: a cause after the first is shown in full from this confidence on
+FULL_CONFIDENCE = 0.5
 #: characters of the leading evidence quoted in the summary (the rest: --verbose, JSON)
-WHY_CHARS = 150
+WHY_CHARS = 120
+#: characters of the leading fix's trade-off and rollback in the summary
+AFTER_FIX_CHARS = 100
 #: longest verification command shown in the summary
 VERIFY_CHARS = 110
 #: evidence lines per cause by default
@@ -34,7 +38,9 @@ EVIDENCE_LINES = 2
 #: next probes by default
 PROBES = 2
 #: probe groups of the not-evaluated rules by default
-GROUPS = 3
+GROUPS = 2
+#: checks that passed named by default up to this many; beyond it they are counted by layer
+HEALTHY_NAMED = 6
 #: inputs listed one per line by default (unrecognized and failed ones are always listed)
 INPUTS = 6
 
@@ -74,6 +80,11 @@ class _Out:
         self.console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
+def _clip(text: str, chars: int = 0) -> str:
+    chars = chars or AFTER_FIX_CHARS
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " … (-v)"
+
+
 def _cause_line(h: Any) -> str:
     status = "supported" if h.status == "supported" else "candidate, unconfirmed"
     return f"[bold]{h.rank}. {escape(h.title)}[/] ({status}, {h.confidence:.2f}; {escape(share_text(h))})"
@@ -88,7 +99,9 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
         p("No cause is confirmed; these candidates fit the evidence only weakly.", 2, 2)
     for k, h in enumerate(causes):
         p(_cause_line(h), 2, 3)
-        full = k < SUMMARY_FULL
+        # the first cause in full; the next only when it is likely too (a weak runner-up, or an
+        # unconfirmed candidate, by name and score: its evidence and fix are one -v away)
+        full = k == 0 or (k < SUMMARY_FULL and h.status == "supported" and h.confidence >= FULL_CONFIDENCE)
         if h.evidence and full:
             ev = h.evidence[0]
             user = " (reported by the user)" if getattr(ev, "reported", False) else ""
@@ -98,11 +111,18 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
                 msg = msg[:WHY_CHARS].rsplit(" ", 1)[0] + " … (-v shows all)"
             p(f"why:    {_label(ev.strength)} {escape(msg)}{user}[dim]{more}[/]", 5, 8)
         r, st = first_fix(h)
-        if r is not None:
+        if r is not None and full:
             cmd = f": $ {escape(st.command)}{_root(st)}" if st.command else ""
             p(f"fix:    {escape(r.title)}{cmd}", 5, 8)
+        if r is not None and k == 0 and h.status == "supported":
+            # what the fix costs and how to take it back, before anyone runs it (full text: -v, JSON)
+            if r.tradeoff:
+                p(f"cost:   {escape(_clip(r.tradeoff))}", 5, 8)
+            if r.rollback:
+                p(f"undo:   {escape(_clip(r.rollback))}", 5, 8)
         if h.verification and full:
-            v = h.verification[0]
+            # the step that states this node's own expected value, when the tool knows one
+            v = next((v for v in h.verification if getattr(v, "values", None)), h.verification[0])
             # a long command goes to --verbose; its check and expected value stay here
             cmd = f" $ {escape(v.command)}" if v.command and len(v.command) <= VERIFY_CHARS \
                 else f" {escape(v.check)}" + (" [dim](-v: command)[/]" if v.command else "")
@@ -113,7 +133,7 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
         p(f"Gap:    {g.gap_pct:.1f}% ({escape(g.metric)} {g.measured:g} vs {g.basis} {g.reference:g}; {bar} the "
           f"{g.bar:.0%} bar); explained {g.explained_pct:.1f}%, unexplained {g.unexplained_pct:.1f}%", 2, 8)
     else:
-        p("Gap:    not measured (needs a baseline run, or nccl-tests with --reference)", 2, 8)
+        p("Gap:    not measured (needs a baseline run or --reference)", 2, 8)
     unread = [i for i in report.inputs if i.status in ("unrecognized", "error")]
     read = input_counts(report) + ("" if unread else "; nothing unrecognized")
     p(f"Read:   {escape(read)}", 2, 8)
@@ -179,13 +199,15 @@ def _healthy(p: _Out, report: Any, verbose: bool) -> None:
         p("[bold]Checked and found fine[/]: nothing; no rule had the facts it needs and found nothing wrong.")
         return
     p(f"[bold]Checked and found fine[/] ({n} rules had their facts and found nothing wrong)")
+    if not verbose and n > HEALTHY_NAMED:
+        # by layer, counted; -v names every check (one screen is the budget of the default)
+        p("by layer: " + ", ".join(f"{escape(layer)} {len(rules)}" for layer, rules in layers.items())
+          + " [dim](-v names each check)[/]", 2, 4)
+        return
     for layer, rules in layers.items():
         # a quiet detector is named by the problem it looks for: say that problem was not seen
-        titles = [escape(r.title or r.rule) if r.outcome == "refuted" else f"not seen: {escape(r.title or r.rule)}"
-                  for r in rules]
-        shown = titles if verbose else titles[:3]
-        more = f"; +{len(titles) - len(shown)} more" if len(titles) > len(shown) else ""
-        p(f"{escape(layer)}: {'; '.join(shown)}{more}", 2, 4)
+        titles = [r.title or r.rule if r.outcome == "refuted" else f"not seen: {r.title or r.rule}" for r in rules]
+        p(f"{escape(layer)}: {escape('; '.join(titles))}", 2, 4)
 
 
 def _not_evaluated(p: _Out, report: Any, show_all: bool) -> None:
@@ -219,8 +241,9 @@ def _not_evaluated(p: _Out, report: Any, show_all: bool) -> None:
 def _inputs(p: _Out, report: Any, verbose: bool) -> None:
     p()
     p(f"[bold]Inputs[/]: {escape(input_counts(report))}")
-    listed = report.inputs if verbose or len(report.inputs) <= INPUTS else \
-        [i for i in report.inputs if i.status in ("unrecognized", "error", "partial")][:INPUTS]
+    # the Read line above names every format; by default only the inputs that need a look are listed
+    listed = report.inputs if verbose else \
+        [i for i in report.inputs if i.status in ("unrecognized", "error", "partial") or i.warnings][:INPUTS]
     for i in listed:
         style = STATUS_STYLE.get(i.status, "")
         fmt = i.format or "-"
@@ -231,7 +254,8 @@ def _inputs(p: _Out, report: Any, verbose: bool) -> None:
         for w in i.warnings[: (20 if verbose else 2)]:
             p(f"line {w.line}: {escape(w.message)}", 6, 2)
     if len(listed) < len(report.inputs):
-        p(f"[dim]{len(report.inputs) - len(listed)} more parsed inputs (--verbose lists them)[/]", 2)
+        p(f"[dim]{len(report.inputs) - len(listed)} {'more ' if listed else ''}parsed without warnings "
+          "(--verbose lists them)[/]", 2)
 
 
 def _closing(p: _Out, report: Any, causes: list[Any]) -> None:
@@ -248,7 +272,8 @@ def _closing(p: _Out, report: Any, causes: list[Any]) -> None:
     lead = "leading candidate, unconfirmed: " if h.status == "candidate" else ""
     p(f"[bold]In short[/]: {lead}{escape(h.title)} (confidence {h.confidence:.2f}){fix}", 0, 2)
     if len(causes) > 1:
-        p("also: " + "; ".join(f"{escape(o.title)} ({o.confidence:.2f})" for o in causes[1:]), 2, 2)
+        more = f"; +{len(causes) - 2} more above" if len(causes) > 2 else ""
+        p(f"also: {escape(causes[1].title)} ({causes[1].confidence:.2f}){more}", 2, 2)
 
 
 def render(report: Any, *, width: int | None = None, color: bool = False, verbose: bool = False,

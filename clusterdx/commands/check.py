@@ -21,16 +21,20 @@ class CheckFormat(str, enum.Enum):
 
 @app.command()
 def check(
-    paths: List[Path] = typer.Argument(None, help="Bundles (none: this machine). With --fleet, what `clusterdx "
-                                                  "fleet` takes: a bundle or report per node, or a folder of them."),
+    paths: List[Path] = typer.Argument(None, metavar="BUNDLE", help="Bundles (none: this machine). With --fleet, what "
+                                                                    "`clusterdx fleet` takes: a bundle or report per "
+                                                                    "node, or a folder of them."),
     fleet: bool = typer.Option(False, "--fleet", help="Check every node (as `clusterdx fleet` finds them); counts "
                                                       "per item."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes with --fleet (default: CPUs)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, metavar="N",
+                                       help="Worker processes with --fleet (default: CPUs)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 7 on warn or not-checked items."),
-    fmt: Optional[CheckFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration (mandatory items)."),
-    no_redact: bool = typer.Option(False, "--no-redact"),
+    fmt: Optional[CheckFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html",
+                                              help="Output format (default: from the -o extension, else text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the checklist to this file."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Site configuration file (mandatory items)."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
     timeout: float = typer.Option(300.0, "--timeout", min=0.0, metavar="SECONDS", help=TIMEOUT_HELP),
 ) -> None:
     """Every known root cause, checked: fail, warn, pass, not checked or not applicable.

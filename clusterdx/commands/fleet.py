@@ -21,9 +21,10 @@ class FleetFormat(str, enum.Enum):
 
 @app.command()
 def fleet(
-    paths: List[Path] = typer.Argument(..., help="One bundle (folder or archive) or JSON report (diagnose -f "
-                                                 "json) per node, or one folder holding one per node."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPUs)."),
+    paths: List[Path] = typer.Argument(..., metavar="BUNDLE|REPORT...",
+                                       help="One bundle (folder or archive) or JSON report (diagnose --for-fleet) "
+                                            "per node, or one folder holding one per node."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."),
     fmt: Optional[FleetFormat] = typer.Option(None, "--format", "-f", metavar="text|json|markdown|html", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
     timeout: float = typer.Option(1800.0, "--timeout", min=0.0, metavar="SECONDS", help="Seconds the whole fleet may take (0: no "
@@ -33,17 +34,19 @@ def fleet(
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secret-looking values in the output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every node and more evidence."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar, even on a terminal."),
-    config: Optional[Path] = typer.Option(None, "--config", help="Site configuration file."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="Site configuration file."),
     fail_on: Optional[float] = typer.Option(None, "--fail-on", min=0.0, max=1.0, metavar="0..1",
                                             help="Exit 4 when a cause reaches this confidence on any node."),
 ) -> None:
     """Diagnose a fleet: causes shared by most nodes, causes local to a few, outliers and drift.
 
-    Per-node JSON reports (`clusterdx diagnose BUNDLE -f json -o NODE.json`, made where each node
-    was collected) are reduced without reading the bundles again.
+    Per-node JSON reports (`clusterdx diagnose BUNDLE --for-fleet -o NODE.json`, made where each
+    node was collected) are reduced without reading the bundles again.
 
-    Exit codes: 0 every node was diagnosed; 4 a cause reached --fail-on; 8 one or more nodes could
-    not be diagnosed (failed, crashed or timed out; the report names them); 2 usage error."""
+    Exit codes: 0 every node diagnosed; 8 a node failed, crashed or timed out (its causes are
+    unknown, not absent); 4 with --fail-on, a cause reached the confidence; 2 usage error; 3 the
+    knowledge base has errors.
+    """
     import orjson
 
     from clusterdx.engine.fleet import run_fleet
@@ -90,7 +93,11 @@ def fleet(
 
         text = render(report, verbose=verbose, color=output is None and sys.stdout.isatty())
     _emit(text, output)
+    undiagnosed = [n.name for n in report.nodes if n.status in ("failed", "crashed", "timeout")]
     if fail_on is not None and any(h.confidence_max >= fail_on for h in report.hypotheses):
         raise typer.Exit(int(ExitStatus.FAIL_ON))
-    if any(n.status in ("failed", "crashed", "timeout") for n in report.nodes):
+    if undiagnosed:
+        more = f" and {len(undiagnosed) - 5} more" if len(undiagnosed) > 5 else ""
+        typer.echo(f"clusterdx: {len(undiagnosed)} of {len(report.nodes)} nodes not diagnosed: "
+                   f"{', '.join(undiagnosed[:5])}{more}", err=True)
         raise typer.Exit(int(ExitStatus.NODES_FAILED))

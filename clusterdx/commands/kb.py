@@ -102,7 +102,7 @@ def kb_list(fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"
 
 @kb_app.command("show")
 def kb_show(
-    item: str = typer.Argument(..., help="A root cause, node, rule, remediation or probe id."),
+    item: str = typer.Argument(..., metavar="ID", help="A root cause, node, rule, remediation or probe id."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f"),
 ) -> None:
     """Show one knowledge-base item in full, with what points at it."""

@@ -13,7 +13,7 @@ from clusterdx.cli import (TIMEOUT_HELP, ExitStatus, _fail, _finish, _load_kb, _
 
 @app.command()
 def triage(
-    paths: List[Path] = typer.Argument(..., metavar="ATTACHMENT...", help="The ticket's attachments: files, folders, archives, "
+    paths: List[Path] = typer.Argument(..., metavar="ATTACHMENT", help="The ticket's attachments: files, folders, archives, "
                                        "a pasted description."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the reply to this file."),
     notes: Optional[Path] = typer.Option(None, "--notes", metavar="FILE",

@@ -37,7 +37,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "compare.metric": frozenset({"train.step_stats"}),
     "compare.env_missing": frozenset({"env.dump", "env.var"}),
     "compare.setting": frozenset(),
-    "nccl.nic_usage": frozenset({"nccl.net"}),
+    "nccl.nic_usage": frozenset({"nccl.net", "topo.nic", "ib.port"}),
     "nvlink.platform": frozenset({"gpu.device", "gpu.summary", "nccltests.run", "nccltests.device", "gpu.nvlink_summary"}),
     "nvlink.clique_split": frozenset({"nccl.mnnvl", "gpu.fabric"}),
     "ib.rate_check": frozenset({"ib.port"}),

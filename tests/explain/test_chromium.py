@@ -60,6 +60,10 @@ def test_page_in_headless_chromium(tmp_path, evil_report):
         assert h.id in text
     assert "<script>alert(1)</script>" in text
     assert "Ranked hypotheses" in text and "What we could not check" in text
+    # the answer and the next probes open the page, after a table of contents; long lists fold
+    assert "nav" in dom.tags and "details" in dom.tags
+    assert text.index("Answer") < text.index("Next probes") < text.index("Ranked hypotheses") \
+        < text.index("What we could not check")
 
     shot = tmp_path / "report.png"
     proc = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1600", "--hide-scrollbars", page.as_uri())

@@ -77,7 +77,8 @@ def test_turbo_command_matches_the_driver_seen(kb):
 
 
 def test_root_commands_are_marked(kb):
-    root_words = re.compile(r"sysctl -w|modprobe|setpci|mlxconfig|cpupower (-c \S+ )?idle-set|update-grub|grubby")
+    root_words = re.compile(r"sysctl -w|modprobe|setpci|mlxconfig|mlxfwmanager|mlxlink|ipmitool|virsh |turbostat|"
+                            r"GRUB_CMDLINE|cpupower (-c \S+ )?idle-set|update-grub|grubby")
     for rem in kb.remediations.values():
         for st in rem.steps:
             if st.command and root_words.search(st.command):
@@ -109,3 +110,62 @@ def test_every_declared_value_is_supplied_by_a_rule(kb):
                 assert "{" + name + "}" in st.command or any("{" + name + "}" in a.command for a in st.alternatives)
     data = yaml.safe_load((ROOT / "kb" / "remediations" / "widen-nccl-ib-hca.yaml").read_text())
     assert data["steps"][0]["values"]
+
+
+def _library_fixes() -> dict[str, list[tuple[str, object]]]:
+    """remediation id -> [(case, listed command entry)] over the library cases' expect.yaml."""
+    out: dict[str, list[tuple[str, object]]] = {}
+    for d in sorted(CASES.iterdir()):
+        spec_path = d / "expect.yaml"
+        if not spec_path.exists():
+            continue
+        spec = yaml.safe_load(spec_path.read_text()) or {}
+        if spec.get("corpus") == "public":
+            continue
+        for rem, entries in ((spec.get("expect") or {}).get("fixes") or {}).items():
+            out.setdefault(rem, []).extend((d.name, e) for e in entries or [])
+    return out
+
+
+def test_every_remediation_has_a_case_that_checks_its_commands(kb):
+    fixes = _library_fixes()
+    missing = sorted(r for r in kb.remediations if not fixes.get(r))
+    assert not missing, f"no library case's expect.yaml lists the commands of {missing}"
+    assert not sorted(set(fixes) - set(kb.remediations)), "fixes name a remediation the KB lacks"
+    # a command that needs root is listed with its mark, so the case checks the mark too
+    for rem, entries in fixes.items():
+        root_cmds = {st.command for st in kb.remediations[rem].steps if st.needs_root and not st.variants}
+        for _case, e in entries:
+            cmd = e["command"] if isinstance(e, dict) else e
+            if cmd in root_cmds:
+                assert isinstance(e, dict) and e.get("needs_root"), f"{rem}: {cmd}"
+
+
+def test_the_case_checks_the_value_computed_for_its_node():
+    """Where a remediation takes values from the facts, its case lists the filled command, never the placeholder."""
+    entries = [e for _c, e in _library_fixes()["widen-nccl-ib-hca"]]
+    assert "export NCCL_IB_HCA==mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11" in entries
+    assert not any("<rail NICs>" in str(e) for e in entries)
+
+
+def test_judge_fixes_fails_a_wrong_command_a_wrong_root_mark_and_a_missing_fix():
+    from types import SimpleNamespace as NS
+
+    from clusterdx.engine.cases import judge_fixes
+
+    step = NS(command="sysctl -w kernel.numa_balancing=0", needs_root=True,
+              alternatives=[NS(command="echo 0 > /proc/sys/kernel/numa_balancing", needs_root=True, alternatives=[])])
+    report = NS(hypotheses=[NS(remediation=[NS(id="disable-numa-balancing", steps=[step])])])
+    ok = {"disable-numa-balancing": [{"command": "sysctl -w kernel.numa_balancing=0", "needs_root": True},
+                                     "echo 0 > /proc/sys/kernel/numa_balancing"]}
+    assert judge_fixes(ok, report) == []
+    assert judge_fixes({"disable-numa-balancing": ["sysctl -w kernel.numa_balancing=1"]}, report)
+    assert judge_fixes({"disable-numa-balancing": [{"command": step.command, "needs_root": False}]}, report)
+    assert judge_fixes({"widen-nccl-ib-hca": ["export NCCL_IB_HCA==mlx5_0"]}, report)
+
+
+def test_no_kb_command_carries_its_alternative_as_a_shell_comment(kb):
+    """'cmd   # or other' hides the alternative from the reader and from a copy-paste; it is data."""
+    bad = [f"{r.id}: {c}" for r in kb.remediations.values() for st in r.steps
+           for c in [st.command, *(a.command for a in st.alternatives)] if re.search(r"\s#\s", c)]
+    assert not bad

@@ -67,3 +67,46 @@ def test_svg_layout_by_depth(docker_report):
     xs = {float(a["x"]) for a in rects}
     assert len(xs) == len(path)  # one column per step of the leading path, root cause to throughput-gap
     assert sum(1 for t, a in page.tags if t == "path" and a.get("stroke-width") == "3") == len(path) - 1
+
+
+def test_no_edge_runs_under_a_box_it_does_not_join():
+    """An edge that skips a column takes a free slot there; it never crosses another node's box."""
+    import networkx as nx
+
+    from clusterdx.explainers.html import NODE_H, NODE_W, layout
+
+    g = nx.DiGraph()
+    # a -> b -> c -> d is the leading path; a -> d and x -> d skip columns where b and c sit
+    g.add_edges_from([("a", "b"), ("b", "c"), ("c", "d"), ("a", "d"), ("x", "c"), ("x", "d")])
+    pos, lines, _w, _h = layout(g, ["a", "b", "c", "d"])
+
+    def inside(px, py, n):
+        x, y = pos[n]
+        return x < px < x + NODE_W and y < py < y + NODE_H
+
+    for (a, b), pts in lines.items():
+        assert pts[0] == (pos[a][0] + NODE_W, pos[a][1] + NODE_H / 2)
+        assert pts[-1] == (pos[b][0], pos[b][1] + NODE_H / 2)
+        for (x1, y1), (x2, y2) in zip(pts, pts[1:]):
+            # sampled along the segment's straight line and its curve's bounding box corners
+            for t in (0.1, 0.3, 0.5, 0.7, 0.9):
+                for py in (y1 + (y2 - y1) * t, y1, y2):
+                    px = x1 + (x2 - x1) * t
+                    assert not any(inside(px, py, n) for n in g), f"{a}->{b} crosses a box at {px:.0f},{py:.0f}"
+    # the skipping edge really needed a detour: drawn straight it would cross b or c
+    assert len(lines[("a", "d")]) > 2
+
+
+def test_answer_and_probes_come_first_with_contents_and_folded_lists(docker_report):
+    page = render(docker_report)
+    order = [page.index(f'id="{i}"') for i in ("answer", "next-probes", "ranking", "checked", "not-evaluated")]
+    assert order == sorted(order)
+    toc = page[page.index('<nav class="toc"'):page.index("</nav>")]
+    for anchor in ("#answer", "#next-probes", "#ranking", "#not-evaluated", "#inputs"):
+        assert f'href="{anchor}"' in toc and f'id="{anchor[1:]}"' in page
+    # the not-checked rules are in <details>, never a bare list of hundreds of items
+    nc = page[page.index('id="not-evaluated"'):page.index('id="inputs"')]
+    assert nc.count("<details>") >= 1 and nc.count("<li>") == len(docker_report.not_evaluated)
+    top = docker_report.hypotheses[0]
+    answer = page[page.index('id="answer"'):page.index('id="next-probes"')]
+    assert top.remediation[0].title.split(" ")[0] in answer and "Expect:" in answer

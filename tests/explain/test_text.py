@@ -23,7 +23,9 @@ def cp_report(kb):
 def test_bracketed_labels_survive_rich_markup(cp_report):
     text = render(cp_report, width=100)
     assert "[strong]" in text or "[moderate]" in text or "[decisive]" in text
-    assert "[sysctl]" in text or "[lscpu]" in text or "[cpupower" in text
+    # the inputs' format labels are listed with -v (by default only inputs that need a look are)
+    verbose = render(cp_report, width=100, verbose=True)
+    assert "[sysctl]" in verbose or "[lscpu]" in verbose or "[cpupower" in verbose
 
 
 def test_default_width_is_the_consoles(monkeypatch, cp_report):
@@ -101,3 +103,36 @@ def test_healthy_report_says_what_was_checked_and_passed(kb, tmp_path):
     assert passed[0].title in text
     # and what was not checked is still counted
     assert f"Not evaluated: {len(report.not_evaluated)} rules" in text
+
+
+#: single-node cases whose default output ran longest before the summary was trimmed
+LONGEST = ["kn-p2p-container-split-docker", "td-env-docker-missing", "pt-nccltests-115", "gv-baremetal-grace-smmu-hot",
+           "rs-reported-shm-env-vs-governor", "cp-stacked-cstates-numa-balancing"]
+
+
+@pytest.mark.parametrize("case", LONGEST)
+def test_longest_single_node_cases_fit_under_60_lines(kb, case):
+    report = diagnose(collect_paths([CASES / case / "input"]), kb=kb)
+    text = render(report, width=80)
+    assert len(text.splitlines()) < 60, text
+    # the answer is still there: the closing line restates the top cause
+    if report.hypotheses:
+        assert "In short: " in text and report.hypotheses[0].title[:30] in text.replace("\n  ", " ")
+
+
+@pytest.mark.slow  # diagnoses every shipped single-node case but the frozen ones (about a minute)
+def test_every_shipped_single_node_case_fits_under_60_lines(kb):
+    from clusterdx.engine.cases import case_dirs, frozen_cases
+
+    frozen = frozen_cases()
+    long = []
+    for d in case_dirs():
+        if d.name in frozen:
+            continue  # never run one by one
+        report = diagnose(collect_paths([d / "input"]), kb=kb)
+        if len(report.nodes) > 1:
+            continue
+        n = len(render(report, width=80).splitlines())
+        if n >= 60:
+            long.append((d.name, n))
+    assert not long

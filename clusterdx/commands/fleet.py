@@ -21,7 +21,7 @@ class FleetFormat(str, enum.Enum):
 
 @app.command()
 def fleet(
-    paths: List[Path] = typer.Argument(..., metavar="BUNDLE|REPORT...",
+    paths: List[Path] = typer.Argument(..., metavar="BUNDLE",
                                        help="One bundle (folder or archive) or JSON report (diagnose --for-fleet) "
                                             "per node, or one folder holding one per node."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: CPUs)."),

@@ -63,6 +63,6 @@ def formats_dir() -> Path:
 def kb():
     """The shipped knowledge base, loaded once per session (not at import, so collection stays quick),
     compiled once per test run (tests/engine/test_kb.py loads it from source)."""
-    from clusterdx.engine.kb import load_kb
+    from tests.kbshare import shipped_kb
 
-    return load_kb(cache=True)
+    return shipped_kb()

@@ -25,13 +25,15 @@ from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.ingest import MAX_WARNINGS, ingest, ingest_documents
 from clusterdx.facts.model.derived import NcclSetting
 
+from tests.kbshare import shipped_kb
+
 ROOT = Path(__file__).parents[1]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
 
 def _report(paths, redact=True):
     target = collect_paths([str(p) for p in paths], redact=redact)
-    return run_diagnosis(target, redact=redact, next_probes=False).report
+    return run_diagnosis(target, redact=redact, next_probes=False, kb=shipped_kb()).report
 
 
 def _all_output(report) -> str:

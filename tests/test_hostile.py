@@ -399,6 +399,7 @@ def _bench(monkeypatch, **kw):
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow  # the hostile bench's 40-input batch (about 20 s of CPU); the 15-input run below stays quick
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
 def test_hostile_batch_through_the_whole_pipeline(monkeypatch):
     """A folder of mutated real outputs with planted secrets, links out of it, a FIFO, a hostile

@@ -44,6 +44,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.slow)
+    # Deselect by -m now, not only in pytest's own hook (which runs last): the hypothesis plugin's
+    # hook, which runs in between, scans every loaded module for constants (about a second) when
+    # any property test is still among the items, even one the default run leaves out.
+    try:
+        from _pytest.mark import deselect_by_mark
+    except ImportError:  # a pytest without it: pytest's own hook still deselects, only later
+        return
+    deselect_by_mark(items, config)
 
 
 @pytest.fixture
@@ -55,6 +63,6 @@ def formats_dir() -> Path:
 def kb():
     """The shipped knowledge base, loaded once per session (not at import, so collection stays quick),
     compiled once per test run (tests/engine/test_kb.py loads it from source)."""
-    from clusterdx.engine.kb import load_kb
+    from tests.kbshare import shipped_kb
 
-    return load_kb(cache=True)
+    return shipped_kb()

@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from clusterdx.facts import archive
 from clusterdx.facts.archive import Budget, Limits, detect, member_name_problem, open_archive
-from clusterdx.facts.formats import all_formats
+from clusterdx.facts.parsers.sysctl import FORMATS as _SYSCTL_FORMATS
 from clusterdx.facts.ingest import ingest
 
-SYSCTL = all_formats()["sysctl"]
+#: the sysctl format, from its own module: the registry (every parser) is imported when a test needs it
+SYSCTL = next(f for f in _SYSCTL_FORMATS if f.name == "sysctl")
 SYSCTL_TEXT = b"kernel.numa_balancing = 1\nvm.swappiness = 60\n"
 
 

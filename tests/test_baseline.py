@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.clirun import cli
+
 ROOT = Path(__file__).parents[1]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
@@ -35,7 +37,7 @@ def test_container_against_host_baseline(tmp_path):
     target = _bundle(tmp_path / "container-run", factor=1.12, env=CONTAINER_ENV, sysctl="kernel.numa_balancing = 1\n")
     base = _bundle(tmp_path / "host-run", factor=1.0, env=HOST_ENV, sysctl="kernel.numa_balancing = 0\n")
     proc = subprocess.run([sys.executable, "-m", "clusterdx", "diagnose", str(target), "--baseline", str(base),
-                           "-f", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+                           "-f", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)  # the real process
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     gap = report["gap"]
@@ -57,8 +59,7 @@ def test_container_against_host_baseline(tmp_path):
 def test_same_run_as_baseline_shows_no_gap(tmp_path):
     a = _bundle(tmp_path / "a", factor=1.0, env=HOST_ENV, sysctl="kernel.numa_balancing = 0\n")
     b = _bundle(tmp_path / "b", factor=1.0, env=HOST_ENV, sysctl="kernel.numa_balancing = 0\n")
-    proc = subprocess.run([sys.executable, "-m", "clusterdx", "diagnose", str(a), "--baseline", str(b), "-f", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = cli("diagnose", str(a), "--baseline", str(b), "-f", "json", cwd=ROOT)  # in this process
     report = json.loads(proc.stdout)
     assert report["gap"]["gap_pct"] == 0.0 and report["gap"]["meets_bar"]
     assert report["differences"] == [d for d in report["differences"] if not d["what"].startswith("environment")]

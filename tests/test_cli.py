@@ -10,17 +10,27 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.clirun import cli as run_here
+
 ROOT = Path(__file__).parents[1]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
 
-def cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def process(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m clusterdx ARGS`` as a real process."""
     return subprocess.run([sys.executable, "-m", "clusterdx", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd or ROOT)
 
 
+def cli(*args: str, timeout: float = 120, cwd: Path | None = None):
+    """The same command run in this process (tests/clirun.py): the tests below are about what
+    the commands print and return, not about the process, which test_help_lists_commands and
+    the slow tests keep."""
+    return run_here(*args, timeout=timeout, cwd=cwd or ROOT)
+
+
 def test_help_lists_commands():
-    proc = cli("--help")
+    proc = process("--help")
     assert proc.returncode == 0
     for word in ("diagnose", "formats", "explain", "kb"):
         assert word in proc.stdout
@@ -28,14 +38,14 @@ def test_help_lists_commands():
 
 @pytest.mark.slow  # subprocesses and a full JSON Schema validation (about 6 s)
 def test_json_report_validates_against_generated_schema(tmp_path):
-    schema = json.loads(cli("schema", "report").stdout)
+    schema = json.loads(process("schema", "report").stdout)
     bundle = tmp_path / "ticket"
     bundle.mkdir()
     for name in ("lscpu-x86-baremetal-hier.txt", "sysfs-cpufreq-cpuidle.txt", "nccl-debug-info.log",
                  "perf-report-smmu.txt"):
         (bundle / name).write_bytes((FORMATS / name).read_bytes())
     (bundle / "sysctl.txt").write_text("kernel.numa_balancing = 1\n")
-    proc = cli("diagnose", str(bundle), "--format", "json")
+    proc = process("diagnose", str(bundle), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     jsonschema.validate(report, schema)

@@ -74,11 +74,11 @@ def test_run_pair_in_container():
     assert pair.differs == ["scope"] and pair.slow_scope == "container"
 
 
-def test_fast_run_does_not_cancel_slow_run():
+def test_fast_run_does_not_cancel_slow_run(kb):
     """The fast pairs reach line rate; that must not refute what the slow pair shows."""
-    report = diagnose(collect_paths([RUNS / "pair-a-b.txt", RUNS / "pair-a-c.txt", RUNS / "pair-b-c.txt"]))
+    report = diagnose(collect_paths([RUNS / "pair-a-b.txt", RUNS / "pair-a-c.txt", RUNS / "pair-b-c.txt"]), kb=kb)
     top = report.hypotheses[0]
     assert top.id == "ib-adaptive-routing-sl-mismatch"
     assert all(t.delta_logit >= 0 for t in top.score), top.score
-    straggler = diagnose(collect_paths([RUNS / "pair-a-b.txt", RUNS / "pair-a-c.txt", RUNS / "pair-b-c-slow.txt"]))
+    straggler = diagnose(collect_paths([RUNS / "pair-a-b.txt", RUNS / "pair-a-c.txt", RUNS / "pair-b-c-slow.txt"]), kb=kb)
     assert straggler.hypotheses[0].id == "single-degraded-node-straggler"

@@ -25,13 +25,15 @@ from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.ingest import MAX_WARNINGS, ingest, ingest_documents
 from clusterdx.facts.model.derived import NcclSetting
 
+from tests.kbshare import shipped_kb
+
 ROOT = Path(__file__).parents[1]
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
 
 def _report(paths, redact=True):
     target = collect_paths([str(p) for p in paths], redact=redact)
-    return run_diagnosis(target, redact=redact, next_probes=False).report
+    return run_diagnosis(target, redact=redact, next_probes=False, kb=shipped_kb()).report
 
 
 def _all_output(report) -> str:
@@ -397,6 +399,7 @@ def _bench(monkeypatch, **kw):
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow  # the hostile bench's 40-input batch (about 20 s of CPU); the 15-input run below stays quick
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the bench plants FIFOs and links")
 def test_hostile_batch_through_the_whole_pipeline(monkeypatch):
     """A folder of mutated real outputs with planted secrets, links out of it, a FIFO, a hostile

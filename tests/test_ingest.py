@@ -12,6 +12,7 @@ from clusterdx.facts import ingest as ingest_mod
 from clusterdx.facts.base import NotApplicable, ParseError, Scope
 from clusterdx.facts.document import Document
 from clusterdx.facts.formats import all_formats
+from clusterdx.facts.parsers.sysctl import FORMATS as _SYSCTL_FORMATS
 from clusterdx.facts.ingest import Limits, ingest, ingest_documents
 from clusterdx.facts.model.kernel import Sysctl
 from tests.test_sniff import fake
@@ -20,7 +21,8 @@ HERE = Path(__file__).parent
 INGEST = HERE / "fixtures" / "ingest"
 FORMATS = HERE / "fixtures" / "formats"
 
-SYSCTL = all_formats()["sysctl"]
+#: the sysctl format, from its own module: the registry (every parser) is imported when a test needs it
+SYSCTL = next(f for f in _SYSCTL_FORMATS if f.name == "sysctl")
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import pytest
 
 from clusterdx.engine.cases import case_dirs
 from clusterdx.engine.diagnose import collect_paths, diagnose
-from clusterdx.engine.kb import load_kb
 from clusterdx.engine.yamlsafe import load_plain
 
 STRENGTH = ["weak", "moderate", "strong", "decisive"]
@@ -29,7 +28,9 @@ MIN_RATE = 0.65
 
 @functools.lru_cache(maxsize=1)
 def _kb():
-    return load_kb(cache=True)
+    from tests.kbshare import shipped_kb
+
+    return shipped_kb()
 
 
 def _file_of(source: str) -> str:

@@ -6,15 +6,13 @@ from __future__ import annotations
 import functools
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from clusterdx.engine.cases import case_dirs
 from clusterdx.engine.checkrun import run_check
-from clusterdx.engine.kb import load_kb, shipped_dirs
+from clusterdx.engine.kb import shipped_dirs
 from clusterdx.engine.site import SiteConfig
 from clusterdx.engine.yamlsafe import load_plain
 
@@ -22,7 +20,9 @@ from clusterdx.engine.yamlsafe import load_plain
 
 @functools.lru_cache(maxsize=1)
 def _kb():
-    return load_kb(cache=True)
+    from tests.kbshare import shipped_kb
+
+    return shipped_kb()
 
 
 CASES = shipped_dirs()[1] / "cases"
@@ -119,8 +119,9 @@ def test_mandatory_items_and_strict_exit(tmp_path):
 
 
 def test_cli_json_schema_and_exit_code():
-    proc = subprocess.run([sys.executable, "-m", "clusterdx", "check", str(CASES / "cp-numa-balancing-on-x86" / "input"),
-                           "-f", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    from tests.clirun import cli
+
+    proc = cli("check", str(CASES / "cp-numa-balancing-on-x86" / "input"), "-f", "json", cwd=ROOT)
     assert proc.returncode == 6, proc.stderr
     data = json.loads(proc.stdout)
     assert data["schema"] == "clusterdx.check/1"

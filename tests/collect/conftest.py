@@ -45,7 +45,17 @@ def bindir(tmp_path: Path) -> Path:
 
 
 def run_cli(*args: str, path: str | None = None, cwd: Path | None = None, timeout: float = 60,
-            env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+            env_extra: dict[str, str] | None = None):
+    """``clusterdx ARGS`` run in this process (tests/clirun.py) with ``PATH`` set to ``path``:
+    the probes it starts are real processes all the same; what is saved is the interpreter's
+    start-up and imports, once per call. :func:`run_process` is the real process."""
+    from tests.clirun import cli
+
+    return cli(*args, path=path, cwd=cwd or ROOT, env=env_extra, timeout=timeout)
+
+
+def run_process(*args: str, path: str | None = None, cwd: Path | None = None, timeout: float = 60,
+                env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if path is not None:
         env["PATH"] = path

@@ -15,7 +15,7 @@ import pytest
 
 from clusterdx.facts.collect.bundle import Manifest
 
-from tests.collect.conftest import FORMATS, cat_tool, make_tool, run_cli
+from tests.collect.conftest import FORMATS, cat_tool, make_tool, run_cli, run_process
 
 SECRET = "hf_" + "A1b2C3d4" * 5
 
@@ -179,7 +179,7 @@ def test_process_name_finds_the_process(tmp_path: Path):
 
 
 def test_unknown_heavy_probe_is_a_usage_error(tmp_path: Path):
-    proc = run_cli("collect", "--heavy", "perf-recrod", "-o", str(tmp_path / "x.tar.gz"))
+    proc = run_process("collect", "--heavy", "perf-recrod", "-o", str(tmp_path / "x.tar.gz"))
     assert proc.returncode == 2 and "perf-record" in proc.stderr
     assert not (tmp_path / "x.tar.gz").exists()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import functools
 import importlib
 
 import pytest
@@ -13,11 +14,19 @@ from clusterdx.facts.collect.heavy import HEAVY, heavy_probes
 from clusterdx.facts.collect.process import pid_probes
 from clusterdx.facts.formats import all_formats
 
-ALL = list(default_probes()) + list(pid_probes(1)) + heavy_probes(list(HEAVY), 5, "/tmp/x")
+#: the probes written in the catalogue: known without importing a parser, so collection stays quick
+STATIC = list(DEFAULT_PROBES) + list(pid_probes(1)) + heavy_probes(list(HEAVY), 5, "/tmp/x")
+
+
+@functools.lru_cache(maxsize=1)
+def _all() -> list[Probe]:
+    """Every probe a bundle runs: the catalogue's and those derived from the KB (which reads the
+    parsers' command patterns), computed when a test first needs them."""
+    return list(default_probes()) + STATIC[len(DEFAULT_PROBES):]
 
 
 def test_every_snapshot_kb_probe_is_collected_or_explained():
-    rows = kb_coverage(tuple(ALL))
+    rows = kb_coverage(tuple(_all()))
     assert {r["id"] for r in rows} == set(snapshot_kb_probes())
     for r in rows:
         assert r["collected_by"] or r["id"] in NOT_SNAPSHOT, f"KB probe {r['id']} has no collector"
@@ -29,17 +38,28 @@ def test_kb_probe_bindings_name_real_kb_probes():
     from clusterdx.facts.collect.catalogue import kb_probe_dir
 
     ids = {yaml.safe_load(p.read_text())["id"] for p in kb_probe_dir().glob("*.yaml")}
-    assert {p.kb_probe for p in ALL if p.kb_probe} <= ids
+    assert {p.kb_probe for p in _all() if p.kb_probe} <= ids
     assert set(NOT_SNAPSHOT) <= ids
 
 
-@pytest.mark.parametrize("probe", [p for p in ALL if p.format], ids=lambda p: p.name)
-def test_command_picks_the_probes_parser(probe):
+def _picks_its_parser(probe: Probe) -> None:
     fmt = all_formats()[probe.format]
     if fmt.command_patterns:
         assert fmt.matches_command(probe.command), (probe.command, fmt.command_patterns)
     others = [f.name for f in all_formats().values() if f.name != fmt.name and f.matches_command(probe.command)]
     assert not others, f"{probe.command!r} also matches {others}"
+
+
+@pytest.mark.parametrize("probe", [p for p in STATIC if p.format], ids=lambda p: p.name)
+def test_command_picks_the_probes_parser(probe):
+    _picks_its_parser(probe)
+
+
+def test_derived_probes_pick_their_parser():
+    derived = [p for p in derived_probes() if p.format]
+    assert derived == [p for p in _all() if p.format and p not in STATIC]
+    for probe in derived:
+        _picks_its_parser(probe)
 
 
 def test_plain_kb_commands_are_derived_and_shell_ones_are_not(tmp_path):
@@ -58,7 +78,7 @@ def test_plain_kb_commands_are_derived_and_shell_ones_are_not(tmp_path):
 
 
 def test_bundle_file_names_are_unique():
-    files = [p.file for p in ALL]
+    files = [p.file for p in _all()]
     assert len(files) == len(set(files))
 
 

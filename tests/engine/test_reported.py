@@ -7,6 +7,8 @@ from clusterdx.facts.base import SourceRef
 from clusterdx.facts.derive import derive_all
 from clusterdx.facts.model.nccl import NcclVersion
 
+from tests.kbshare import shipped_kb
+
 
 def _version(provenance: str, version: str = "2.19.4", node: str = "gpu-01") -> NcclVersion:
     num = int(version.split(".")[0]) * 10000 + int(version.split(".")[1]) * 100 + int(version.split(".")[2])
@@ -15,7 +17,7 @@ def _version(provenance: str, version: str = "2.19.4", node: str = "gpu-01") -> 
 
 
 def _evidence(facts):
-    report = run_diagnosis(Collected([], list(facts), ["t"]), next_probes=False).report
+    report = run_diagnosis(Collected([], list(facts), ["t"]), next_probes=False, kb=shipped_kb()).report
     [h] = [h for h in report.hypotheses if h.id == "nccl-version-regression"]
     [ev] = [e for e in h.evidence if e.rule == "nccl-version-known-regression"]
     [term] = [t for t in h.score if t.rule == "nccl-version-known-regression"]
@@ -43,7 +45,7 @@ def test_a_measurement_replaces_the_statement():
     facts = derive_all([_version("reported", "2.19.4", node="node"), _version("measured", "2.20.3")])
     assert [(f.version, f.provenance) for f in facts if f.fact_type == "nccl.version"] == [("2.20.3", "measured")]
     report = run_diagnosis(Collected([], [_version("reported", "2.19.4", node="node"),
-                                          _version("measured", "2.20.3")], ["t"]), next_probes=False).report
+                                          _version("measured", "2.20.3")], ["t"]), next_probes=False, kb=shipped_kb()).report
     assert "nccl-version-regression" not in [h.id for h in report.hypotheses]
 
 
@@ -59,8 +61,8 @@ def test_weaker_is_one_level_down_and_weak_is_the_floor():
 def test_explainers_mark_reported_evidence():
     from clusterdx.explainers import html, markdown, text
 
-    reported = run_diagnosis(Collected([], [_version("reported")], ["t"]), next_probes=False).report
-    measured = run_diagnosis(Collected([], [_version("measured")], ["t"]), next_probes=False).report
+    reported = run_diagnosis(Collected([], [_version("reported")], ["t"]), next_probes=False, kb=shipped_kb()).report
+    measured = run_diagnosis(Collected([], [_version("measured")], ["t"]), next_probes=False, kb=shipped_kb()).report
     assert "*(reported by the user)*" in markdown.render(reported)
     assert "reported by the user" not in markdown.render(measured)
     assert "(reported by the user)" in html.render(reported)

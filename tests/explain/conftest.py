@@ -14,9 +14,9 @@ EVIL = ("gpu-h100-021:3122:3122 [0] NCCL WARN Could not open XML topology file "
 
 @pytest.fixture(scope="session")
 def kb():
-    from clusterdx.engine.kb import load_kb
+    from tests.kbshare import shipped_kb
 
-    return load_kb(cache=True)
+    return shipped_kb()
 
 
 @pytest.fixture(scope="session")

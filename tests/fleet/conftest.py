@@ -48,9 +48,9 @@ def write_node(root: Path, host: str, *, numa: int = 0, governor: str = "perform
 
 @pytest.fixture(scope="session")
 def kb():
-    from clusterdx.engine.kb import load_kb
+    from tests.kbshare import shipped_kb
 
-    return load_kb(cache=True)
+    return shipped_kb()
 
 
 @pytest.fixture

@@ -180,6 +180,7 @@ def test_sniffers_over_other_fixtures(path):
         assert sniff_file(sniffer, path) < 0.3, sniffer.__name__
 
 
+@pytest.mark.slow  # 36 kB lines times 50 through four formats (a linearity bench)
 def test_long_repeated_lines_are_fast():
     line = "crw-rw-rw- 1 root root 195,   0 Mar  4 09:12 " + "/dev/nvidia0" * 3000 + "\n"
     for fmt in ("ls", "find", "ldconfig", "ldd"):

@@ -207,6 +207,7 @@ def test_matrix_stops_at_first_non_row_and_keeps_cut_rows():
                     "Reduce": (["LL", "LL128", "Simple"], [], [], ["Tree"])}
 
 
+@pytest.mark.slow  # 100,000 log lines (a bench); test_many_ranks_channel_facts_stay_per_process stays quick
 def test_ece_and_algo_lines_are_counted_not_kept():
     lines = [f"h:1:2 [0] NCCL INFO NET/IB: IbDev {q % 2} Port 1 qpn {q} query_ece={{supported=0, "
              f"vendor_id=0x0, options=0x0, comp_mask=0x0}}" for q in range(50_000)]

@@ -148,17 +148,17 @@ def test_never_raises_anything_else(s):
     parse_or_refuse(FMT, s)
 
 
-def test_existing_gpu_rules_fire_on_the_csv(tmp_path):
+def test_existing_gpu_rules_fire_on_the_csv(tmp_path, kb):
     from clusterdx.engine.diagnose import collect_paths, diagnose
 
-    report = diagnose(collect_paths([QUERY / "query-gpu-h100-units.csv"]))
+    report = diagnose(collect_paths([QUERY / "query-gpu-h100-units.csv"]), kb=kb)
     fired = {r.rule for r in report.rules if r.outcome == "fired"}
     assert {"gpu-pcie-link-downgraded-under-load", "gpu-thermal-slowdown-active", "gpu-power-cap-clocks-low",
             "gpu-uncorrectable-ecc-volatile"} <= fired
     # the same GPUs without the x8 link, the throttle bits and the ECC errors: none of them fires
     rows = text("query-gpu-h100-units.csv").splitlines()
     (tmp_path / "smi.csv").write_text("\n".join(rows[:3]) + "\n")  # GPUs 0 and 1 only
-    report = diagnose(collect_paths([tmp_path / "smi.csv"]))
+    report = diagnose(collect_paths([tmp_path / "smi.csv"]), kb=kb)
     fired = {r.rule for r in report.rules if r.outcome == "fired"}
     assert not fired & {"gpu-pcie-link-downgraded-under-load", "gpu-thermal-slowdown-active",
                         "gpu-power-cap-clocks-low", "gpu-uncorrectable-ecc-volatile"}

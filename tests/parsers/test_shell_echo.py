@@ -115,6 +115,7 @@ def test_content_alone_never_claims():
     assert best is None or best.name != FMT
 
 
+@pytest.mark.slow  # 20,000-word lines (a linearity bench); the quick long-line tests of other parsers stay
 def test_long_line_is_fast():
     cmd = "echo " + "$A" * 20000
     with pytest.raises(NotApplicable):

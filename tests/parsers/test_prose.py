@@ -251,6 +251,48 @@ def test_instance_type_expands_through_the_gazetteer():
     assert ctxs["cloud"].provider == "gcp" and "kubernetes" in ctxs
 
 
+def test_cloud_and_gpu_narrow_the_instance_gazetteer():
+    # no instance type named: GCP's H100 shapes (a3-highgpu-8g, a3-megagpu-8g) both need a GPUDirect plugin
+    ctx = read("Our jobs run on GCP H100 instances, two VMs.\n")
+    inst = [f for f in of_type(ctx, "reported.inventory") if f.item == "instance"][0]
+    assert sorted(inst.candidates) == ["a3-highgpu-8g", "a3-megagpu-8g"]
+    assert "tcpx" in inst.net_plugin and inst.vm is True and inst.instance_type == ""
+    assert one(ctx, "platform.virtualization").role == "guest"
+
+
+@pytest.mark.parametrize("text", [
+    "Our jobs run on GCP with A100 and H100 GPUs.\n",         # two GPU models: no single shape family
+    "We moved from AWS to our own H100 cluster.\n",           # the cloud is the past
+    "The job runs on two a3-highgpu-8g VMs on GCP with H100.\n",  # the type is stated: no inference
+])
+def test_cloud_shape_inference_lookalikes(text):
+    assert not [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.candidates]
+
+
+def test_plugin_fabric_and_plugin_mention():
+    ctx = read("Two p4d.24xlarge nodes with EFA; we use the aws-ofi-nccl plugin 1.7.\n")
+    nic = [f for f in of_type(ctx, "reported.inventory") if f.item == "nic"][0]
+    assert nic.net_plugin == "aws-ofi-nccl"
+    assert [(f.name, f.kind) for f in of_type(ctx, "reported.setting")] == [("aws-ofi-nccl", "plugin")]
+    assert not [f for f in facts_of("We run without the aws-ofi-nccl plugin on p4d nodes.\n")
+                if f.fact_type == "reported.setting"]
+    assert not [f for f in facts_of("Is the TCPX plugin needed on a3-highgpu-8g?\n")
+                if f.fact_type == "reported.setting"]
+    ib = [f for f in of_type(read("8x ConnectX-7 400G InfiniBand per node\n"), "reported.inventory") if f.item == "nic"]
+    assert ib and ib[0].net_plugin == ""
+
+
+@pytest.mark.parametrize("text, bonded", [
+    ("Our RoCE bonding network reaches 180+ GB/s on each NIC (mlx5_bond_x) with ib_write_bw.", True),
+    ("The two ports of each card are bonded into one RDMA device (LAG).", True),
+    ("bond0 of the onboard NICs carries the management traffic.", False),
+    ("We do not use bonding on the RDMA NICs.", False),
+])
+def test_bonded_rdma_nics(text, bonded):
+    found = [f for f in facts_of(text + "\n") if f.fact_type == "reported.inventory" and f.bonded]
+    assert bool(found) == bonded, found
+
+
 def test_short_instance_alias_needs_an_instance_word():
     assert of_type(read("we rent p5 instances from AWS\n"), "reported.inventory")
     with pytest.raises(NotApplicable):
@@ -410,10 +452,30 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("nccl tests on g6e nodes max out at 3GBps", "low-bandwidth", "multi-node"),
     ("When running the container it does not detect infiniband and GDRDMA.", "rdma-not-used", ""),
     ("in the pod we can just see the only one gpu that has been allocated", "gpus-hidden", ""),
+    ("Distributed Training Fails on InfiniBand with the default Docker image", "rdma-not-used", "multi-node"),
+    ("NCCL over RoCE does not work inside our container.", "rdma-not-used", ""),
+    ("I have a problem with enabling GDR for my NIC.", "gdr-not-used", ""),
+    ("How to enable GPUDirect RDMA for the NIC?", "gdr-not-used", ""),
+    ("We can't get GPUDirect RDMA working between the servers", "gdr-not-used", "multi-node"),
+    ("With NCCL 2.27, it crashes with the following error on 7 nodes.", "error", "multi-node"),
+    ("NCCL WARN NET/IB : Got completion with error 12", "error", ""),
+    ("NCCL init stuck on rank 3", "hang", ""),
 ])
 def test_symptoms_as_users_write_them(text, kind, where):
     found = [(s.kind, s.where) for s in of_type(read(text + "\n"), "reported.symptom")]
     assert (kind, where) in found, found
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("I solved the problem with enabling GDR by loading the module.", "gdr-not-used"),
+    ("busbw stuck at one port's speed", "hang"),
+    ("busbw stuck near 187 GB/s", "hang"),
+    ("It works fine over InfiniBand.", "rdma-not-used"),
+    ("The error rate on the links is zero and bandwidth is low.", "error"),
+])
+def test_symptom_lookalikes(text, kind):
+    found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]
+    assert kind not in found, found
 
 
 @pytest.mark.parametrize("text", [

@@ -65,6 +65,9 @@ class ReportedInventory(_Reported):
     net_plugin: str = ""
     #: NICs: two or more ports bonded into one RDMA device (RoCE LAG, mlx5_bond_N); None: not said
     bonded: bool | None = None
+    #: NICs: each NIC of a node on its own rail (a subnet per NIC, a rail-only or rail-optimized
+    #: fabric), so only same-rail NICs of two nodes may reach each other; None: not said
+    rails: bool | None = None
     #: instances inferred from the cloud and the GPU the ticket names, without an instance type:
     #: the gazetteer rows that fit ('a3-highgpu-8g', 'a3-megagpu-8g'); empty when the type is stated
     candidates: list[str] = []
@@ -125,12 +128,13 @@ class ReportedSymptom(_Reported):
     #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
     #: used, or the job fails only on the fabric), 'gdr-not-used' (GPUDirect RDMA asked for and
-    #: not had), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
+    #: not had), 'at-scale' (it goes wrong only past a node count), 'gpus-hidden' (a process
+    #: or pod sees only its own GPU), 'pair-dependent' (bandwidth
     #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
     #: 'containers-split' (several containers on one node, each with part of its GPUs),
     #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error' (the job stops
     #: with an error: a crash, an NCCL WARN or error code, a timeout)
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "gpus-hidden", "pair-dependent",
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say

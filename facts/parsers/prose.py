@@ -212,7 +212,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "NCCL WARN ... Got completion with error 12", "unhandled system error"
     ("error", re.compile(r"\b(?:NCCL\s{1,2}WARN|NCCL\s{1,2}Error\s{0,2}\d|(?:unhandled|internal)\s{1,2}(?:system\s{1,2}|cuda\s{1,2})?error|"
                          r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|RuntimeError|crash(?:es|ed|ing)?|segfault\w{0,2}|"
-                         r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error)\b", re.I)),
+                         r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
+                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8}))\b", re.I)),
+    # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
+    ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
+                            r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
                                  r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
@@ -223,6 +227,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
 _BOND = re.compile(r"\bmlx5_bond_?\w{0,4}\b|\b(?:bond(?:ed|ing)?|LAG|link aggregation)\b", re.I)
 _BOND_DEVICE = re.compile(r"\bmlx5_bond", re.I)
 _RDMA_WORDS = re.compile(r"\b(?:RoCE\w{0,2}|RDMA|InfiniBand|HCAs?|mlx5\w{0,8}|ib_write_bw|ib_send_bw|verbs)\b", re.I)
+#: the NICs of a node on separate rails: "different subnets for different NICs within a node", "each
+#: NIC on its own subnet", "one subnet per rail", "a rail-optimized fabric", "rail connected system"
+_RAILS = re.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:to|for|per|on|across)\s{1,3}(?:the\s{1,3})?(?:different|each|every|all)\s{1,3}(?:\w+\s{1,3})?(?:NICs?|HCAs?|ports?|rails?|interfaces?)|"
+                    r"\b(?:each|every)\s{1,3}(?:\w+\s{1,3})?(?:NIC|HCA|port|rail|interface)\s{1,3}(?:is\s{1,3})?(?:on|in|has)\s{1,3}(?:its\s{1,3}own|a\s{1,3}(?:different|separate|dedicated))\s{1,3}subnet|"
+                    r"\b(?:one|a)\s{1,3}subnet\s{1,3}per\s{1,3}(?:NIC|HCA|port|rail|interface)|\bper-?\s?(?:rail|NIC)\s{1,3}subnets?|"
+                    r"\brail[\s-]{1,2}(?:only|optimi[sz]ed|aligned|connected|based)\b", re.I)
 _SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
@@ -599,6 +609,10 @@ class _Reader:
                     break
             self.add(ReportedInventory, index, ("inv", "nic", row.model), item="nic", model=row.model, count=count,
                      gbps=gbps, interconnect=interconnect, net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        rails = _RAILS.search(sentence)
+        if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
+            self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,
+                     text=_cut(sentence))
         bond = _BOND.search(sentence)
         if bond and (_BOND_DEVICE.search(sentence) or _RDMA_WORDS.search(sentence)) \
                 and not _NEGATION.search(sentence[:bond.start()]) and not _aside(sentence[:bond.start()]):

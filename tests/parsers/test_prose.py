@@ -293,6 +293,19 @@ def test_bonded_rdma_nics(text, bonded):
     assert bool(found) == bonded, found
 
 
+@pytest.mark.parametrize("text, rails", [
+    ("I have assigned different subnets to different NICs within a node to avoid ARP flux issues.", True),
+    ("We put one subnet per rail behind one pair of leaf switches.", True),
+    ("Each NIC is on its own subnet.", True),
+    ("The fabric is rail-optimized.", True),
+    ("All NICs share the same subnet, not a rail-optimized design.", False),
+    ("We have 8 nodes on one subnet.", False),
+])
+def test_nics_on_separate_rails(text, rails):
+    found = [f for f in facts_of(text + "\n") if f.fact_type == "reported.inventory" and f.rails]
+    assert bool(found) == rails, found
+
+
 def test_short_instance_alias_needs_an_instance_word():
     assert of_type(read("we rent p5 instances from AWS\n"), "reported.inventory")
     with pytest.raises(NotApplicable):
@@ -460,6 +473,9 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("With NCCL 2.27, it crashes with the following error on 7 nodes.", "error", "multi-node"),
     ("NCCL WARN NET/IB : Got completion with error 12", "error", ""),
     ("NCCL init stuck on rank 3", "hang", ""),
+    ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
+    ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
+    ("jobs die at NCCL init", "error", ""),
 ])
 def test_symptoms_as_users_write_them(text, kind, where):
     found = [(s.kind, s.where) for s in of_type(read(text + "\n"), "reported.symptom")]
@@ -472,6 +488,7 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("busbw stuck near 187 GB/s", "hang"),
     ("It works fine over InfiniBand.", "rdma-not-used"),
     ("The error rate on the links is zero and bandwidth is low.", "error"),
+    ("We have 8 nodes with 8 GPUs each.", "at-scale"),
 ])
 def test_symptom_lookalikes(text, kind):
     found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]

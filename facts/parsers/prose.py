@@ -233,6 +233,8 @@ _RAILS = re.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:
                     r"\b(?:each|every)\s{1,3}(?:\w+\s{1,3})?(?:NIC|HCA|port|rail|interface)\s{1,3}(?:is\s{1,3})?(?:on|in|has)\s{1,3}(?:its\s{1,3}own|a\s{1,3}(?:different|separate|dedicated))\s{1,3}subnet|"
                     r"\b(?:one|a)\s{1,3}subnet\s{1,3}per\s{1,3}(?:NIC|HCA|port|rail|interface)|\bper-?\s?(?:rail|NIC)\s{1,3}subnets?|"
                     r"\brail[\s-]{1,2}(?:only|optimi[sz]ed|aligned|connected|based)\b", re.I)
+#: the user bisected the slowdown to a commit: "a git bisect returned this commit as the introducer"
+_BISECT = re.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
 _SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
@@ -389,6 +391,10 @@ class _Reader:
         self.gpu_models: list[tuple[int, str, int | None]] = []
         self.versions: dict[str, tuple[int, str]] = {}
         self.providers: dict[str, tuple[int, str]] = {}
+        self.bisect: tuple[int, str] | None = None
+        self.slower_said = False
+        self.components: set[str] = set()
+        self.nccl_benchmark = False
         self.instances: set[str] = set()
         self._gpu_names = sorted(((n, r) for r in self.g.gpus for n in r.names), key=lambda t: -len(t[0]))
         self._nic_names = sorted(((n, r) for r in self.g.nics for n in r.names), key=lambda t: -len(t[0]))
@@ -443,6 +449,7 @@ class _Reader:
             self.context(index, sentence)
             self.inventory(index, sentence)
             self.change(index, sentence)
+            self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
@@ -684,6 +691,34 @@ class _Reader:
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
 
+    def bisected(self, index: int, sentence: str) -> None:
+        """Remember what a bisect statement needs: the sentence, whether a slowdown is said, which
+        software the prose names, and whether the workload is an NCCL benchmark (see bisect_change)."""
+        if _SLOWER.search(sentence) and not _NEGATION.search(sentence[:_SLOWER.search(sentence).start()]):
+            self.slower_said = True
+        self.components.update(name for name, pat in _COMPONENTS
+                               if name not in ("image", "os", "bios", "firmware") and pat.search(sentence))
+        if _COLLECTIVE.search(sentence):
+            self.nccl_benchmark = True
+        m = _BISECT.search(sentence)
+        if m and self.bisect is None and not _NEGATION.search(sentence[:m.start()]):
+            self.bisect = (index, sentence)
+
+    def bisect_change(self) -> None:
+        """A slowdown bisected to a commit is a software change that made it slower. Its component
+        is the one software component the prose names; naming none in an nccl-tests ticket, the
+        bisected build is NCCL's (the benchmark links it); otherwise it stays unknown."""
+        from clusterdx.facts.model.reported import ReportedChange
+
+        if self.bisect is None or not self.slower_said:
+            return
+        index, sentence = self.bisect
+        named = sorted(self.components)
+        component = named[0] if len(named) == 1 else ("nccl" if not named and self.nccl_benchmark else "")
+        self.add(ReportedChange, index, ("change", component, "", "", "slower"), component=component,
+                 from_version="", to_version="", direction="slower", factor=None, percent=None,
+                 text=_cut(sentence))
+
     def joined(self, index: int, text: str) -> None:
         """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
         self.shortfall(index, text)
@@ -837,6 +872,7 @@ class _Reader:
         from clusterdx.facts.model.platform import Virtualization
 
         self.cloud_shape()
+        self.bisect_change()
         if len(self.roles) == 1:
             role, (index, platform, sentence) = next(iter(self.roles.items()))
             fields = {"container": platform} if role == "container" else {}

@@ -306,6 +306,22 @@ def test_nics_on_separate_rails(text, rails):
     assert bool(found) == rails, found
 
 
+@pytest.mark.parametrize("text, component", [
+    ("# Performance drop in all_reduce_perf at 1 MB\n\nA performance drop has been introduced.\n"
+     "A git bisect returned this commit as the introducer.\n", "nccl"),
+    ("Step time is 20% slower since the upgrade. We bisected the kernel and found the commit.\n", "kernel"),
+    ("Training got slower last month. I bisected our code base to one commit.\n", ""),
+])
+def test_bisected_slowdown_is_a_change(text, component):
+    changes = [f for f in facts_of(text) if f.fact_type == "reported.change" and "bisect" in f.text]
+    assert [(c.component, c.direction) for c in changes] == [(component, "slower")], changes
+
+
+def test_bisect_without_a_slowdown_is_no_change():
+    text = "The build of all_reduce_perf broke on master; I bisected it to one commit.\n"
+    assert not [f for f in facts_of(text) if f.fact_type == "reported.change"]
+
+
 def test_short_instance_alias_needs_an_instance_word():
     assert of_type(read("we rent p5 instances from AWS\n"), "reported.inventory")
     with pytest.raises(NotApplicable):

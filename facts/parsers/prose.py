@@ -112,7 +112,7 @@ _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _SETTING = re.compile(
     r"(?<![\w$])(?:export\s{1,4})?((?:NCCL|CUDA|UCX|FI|OMPI|PMIX|TORCH|PYTORCH|NVIDIA|OMP|GLOO|MASTER|"
     r"RDMAV|MLX5|IBV|HOROVOD|SLURM|CUBLAS|CUDNN|NVSHMEM|TORCHELASTIC)_[A-Z0-9_]{1,60})"
-    r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200})",
+    r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200}(?:,[^\s,;`'\"|]{1,200}){0,32})",
     re.I)
 _UNSET_WORDS = {"(not set)", "not set", "unset", "<unset>", "(unset)", "(none)", "(empty)", "not"}
 _BIOS = re.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)

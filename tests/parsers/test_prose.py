@@ -165,7 +165,9 @@ def test_not_set_versus_set():
     assert not of_type(read("NCCL_IB_HCA: (not set)\n"), "env.var")
     ctx = read("NCCL_IB_HCA=mlx5_0,mlx5_1\n")
     assert one(ctx, "reported.setting").state == "set"
-    assert one(ctx, "env.var").value == "mlx5_0"  # the list separator ends the token
+    # a list value is the whole list (NCCL reads NCCL_IB_HCA=mlx5_0,mlx5_1 as two HCAs); a comma
+    # followed by a space ends the value (test_list_values_keep_their_commas)
+    assert one(ctx, "env.var").value == "mlx5_0,mlx5_1"
     ctx = read("export NCCL_IB_HCA=mlx5_0:1\n")
     assert one(ctx, "env.var").value == "mlx5_0:1"
 
@@ -625,3 +627,13 @@ def test_gpus_said_to_talk_over_pcie_without_a_model():
     named = [f for f in facts_of("8x H100 SXM GPUs connected over PCIe switches to the NICs.")
              if f.fact_type == "reported.inventory" and f.item == "gpu"]
     assert [f.model for f in named] == ["H100"]  # a named GPU keeps its own form
+
+
+@pytest.mark.parametrize("text, name, value", [
+    ("1MB UCX_TLS=tcp,sockcm,sm -> ~30MB/s", "UCX_TLS", "tcp,sockcm,sm"),
+    ("We set NCCL_DEBUG=INFO, NCCL_IB_HCA=mlx5_0,mlx5_1 and more.", "NCCL_IB_HCA", "mlx5_0,mlx5_1"),
+    ("We set NCCL_DEBUG=INFO, NCCL_IB_HCA=mlx5_0,mlx5_1 and more.", "NCCL_DEBUG", "INFO"),
+])
+def test_list_values_keep_their_commas(text, name, value):
+    env = {f.name: f.value for f in facts_of(text + "\n") if f.fact_type == "env.var"}
+    assert env[name] == value, env

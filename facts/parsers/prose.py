@@ -211,7 +211,7 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # the job stops with an error rather than running slowly: "crashes with the following error",
     # "NCCL WARN ... Got completion with error 12", "unhandled system error"
     ("error", re.compile(r"\b(?:NCCL\s{1,2}WARN|NCCL\s{1,2}Error\s{0,2}\d|NCCL\s{1,2}failure|(?:unhandled|internal)\s{1,2}(?:system\s{1,2}|cuda\s{1,2})?error|"
-                         r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|RuntimeError|crash(?:es|ed|ing)?|segfault\w{0,2}|"
+                         r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|crash(?:es|ed|ing)?|segfault\w{0,2}|"
                          r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
                          r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8}))\b", re.I)),
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
@@ -235,6 +235,7 @@ _RAILS = re.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:
                     r"\brail[\s-]{1,2}(?:only|optimi[sz]ed|aligned|connected|based)\b", re.I)
 #: the user bisected the slowdown to a commit: "a git bisect returned this commit as the introducer"
 _BISECT = re.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
+_RAW_ERROR = re.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
 _SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
@@ -775,6 +776,8 @@ class _Reader:
             m = pat.search(sentence)
             if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
+            if kind == "error" and _RAW_ERROR.search(sentence):
+                continue  # a pasted exception line is a signature's to read, not the user's statement
             if kind == "gdr-not-used" and _SOLVED.search(sentence[:m.start()]):
                 continue  # "I fixed the problem with enabling GDR" is the answer, not the complaint
             where = "multi-node" if _MULTI_NODE.search(sentence) else ""

@@ -12,6 +12,10 @@ Examples:
     (8, 'H100')
     >>> g.gpu("h100").model, g.nic("CX-7").gbps
     ('H100', 400.0)
+    >>> g.fabric("EFA").net_plugin, g.fabric("InfiniBand")
+    ('aws-ofi-nccl', None)
+    >>> sorted(r.id for r in g.provider_rows("gcp", "H100"))
+    ['a3-highgpu-8g', 'a3-megagpu-8g']
 """
 
 from __future__ import annotations
@@ -74,10 +78,19 @@ class InstanceRow(_Row):
     sizes: bool = False
 
 
+class FabricRow(_Row):
+    interconnect: str
+    #: the net plugin NCCL needs to drive this fabric (without it NCCL runs on sockets)
+    net_plugin: str
+    #: how tickets name the plugin ('aws ofi nccl', 'tcpx plugin')
+    plugin_names: list[str] = []
+
+
 class Gazetteers(BaseModel):
     gpus: list[GpuRow]
     nics: list[NicRow]
     instances: list[InstanceRow]
+    fabrics: list[FabricRow] = []
 
     def _find(self, rows, name: str):
         key = name.strip().lower()
@@ -94,6 +107,15 @@ class Gazetteers(BaseModel):
 
     def instance(self, name: str) -> InstanceRow | None:
         return self._find(self.instances, name)
+
+    def fabric(self, interconnect: str) -> FabricRow | None:
+        """The plugin-only fabric named ``interconnect``; None for one NCCL drives itself."""
+        return self._find(self.fabrics, interconnect) if interconnect else None
+
+    def provider_rows(self, provider: str, gpu: str) -> list[InstanceRow]:
+        """The instance types of ``provider`` whose GPUs are ``gpu``: the candidates when a ticket
+        names the cloud and the GPU but no instance type ("GCP H100 instances")."""
+        return [r for r in self.instances if r.provider == provider and r.gpu.lower() == gpu.lower()]
 
 
 def _load(name: str, key: str, schema: str) -> list:
@@ -113,4 +135,5 @@ def gazetteers() -> Gazetteers:
         gpus=_load("gpus.yaml", "gpus", "clusterdx/gazetteer/gpus/v1"),
         nics=_load("nics.yaml", "nics", "clusterdx/gazetteer/nics/v1"),
         instances=_load("instances.yaml", "instances", "clusterdx/gazetteer/instances/v1"),
+        fabrics=_load("fabrics.yaml", "fabrics", "clusterdx/gazetteer/fabrics/v1"),
     )

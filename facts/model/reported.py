@@ -61,6 +61,17 @@ class ReportedInventory(_Reported):
     gdr: bool | None = None
     #: instances: the GPUs are NVLink-connected; None: not known
     nvlink: bool | None = None
+    #: instances and NICs on a fabric only a net plugin drives (kb/gazetteers/fabrics.yaml): the
+    #: plugin NCCL needs ('aws-ofi-nccl'), else ''
+    net_plugin: str = ""
+    #: NICs: two or more ports bonded into one RDMA device (RoCE LAG, mlx5_bond_N); None: not said
+    bonded: bool | None = None
+    #: NICs: each NIC of a node on its own rail (a subnet per NIC, a rail-only or rail-optimized
+    #: fabric), so only same-rail NICs of two nodes may reach each other; None: not said
+    rails: bool | None = None
+    #: instances inferred from the cloud and the GPU the ticket names, without an instance type:
+    #: the gazetteer rows that fit ('a3-highgpu-8g', 'a3-megagpu-8g'); empty when the type is stated
+    candidates: list[str] = []
 
 
 class ReportedVersion(_Reported):
@@ -79,8 +90,9 @@ class ReportedSetting(_Reported):
     #: the value as written, '' when not set
     value: str = ""
     state: Literal["set", "unset", "enabled", "disabled"]
-    #: 'env' for an environment variable name (NCCL_*, UCX_*, ...), 'bios', else 'other'
-    kind: Literal["env", "bios", "other"]
+    #: 'env' for an environment variable name (NCCL_*, UCX_*, ...), 'bios', 'plugin' (a net plugin
+    #: the user says the job uses: name is its kb/gazetteers/fabrics.yaml id), else 'other'
+    kind: Literal["env", "bios", "plugin", "other"]
 
 
 class ReportedChange(_Reported):
@@ -116,11 +128,14 @@ class ReportedSymptom(_Reported):
     doc = "What the user says goes wrong: a hang, no speed-up from more GPUs, low bandwidth, an error."
     #: 'hang' (deadlock, stuck, spins forever), 'no-speedup' (more GPUs or nodes not faster, or
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
-    #: used), 'gpus-hidden' (a process or pod sees only its own GPU), 'pair-dependent' (bandwidth
+    #: used, or the job fails only on the fabric), 'gdr-not-used' (GPUDirect RDMA asked for and
+    #: not had), 'at-scale' (it goes wrong only past a node count), 'gpus-hidden' (a process
+    #: or pod sees only its own GPU), 'pair-dependent' (bandwidth
     #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
     #: 'containers-split' (several containers on one node, each with part of its GPUs),
-    #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error'
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gpus-hidden", "pair-dependent",
+    #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error' (the job stops
+    #: with an error: a crash, an NCCL WARN or error code, a timeout)
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say

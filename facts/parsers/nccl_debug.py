@@ -1051,8 +1051,9 @@ class _State:
         r = _TOPO_FAIL.search(msg)
         if r:
             self.on_topo_fail(i, p, r.group(1), r.group(2))
-        elif "XML" in msg or "topology" in msg.lower():
-            # a topology file that opened but did not parse
+        elif ("XML" in msg or "topology" in msg.lower()) and "Import Channel" not in msg:
+            # a topology file that opened but did not parse; "XML Import Channel : dev N not found" is
+            # the graph file (NCCL_GRAPH_FILE) naming a device this run lacks: the topology file loaded
             entry = self.topo.get((p.host, p.pid))
             if entry is not None and not entry[3].get("error"):
                 entry[3]["loaded"] = False

@@ -117,7 +117,7 @@ _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _SETTING = re.compile(
     r"(?<![\w$])(?:export\s{1,4})?((?:NCCL|CUDA|UCX|FI|OMPI|PMIX|TORCH|PYTORCH|NVIDIA|OMP|GLOO|MASTER|"
     r"RDMAV|MLX5|IBV|HOROVOD|SLURM|CUBLAS|CUDNN|NVSHMEM|TORCHELASTIC)_[A-Z0-9_]{1,60})"
-    r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200})",
+    r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200}(?:,[^\s,;`'\"|]{1,200}){0,32})",
     re.I)
 _UNSET_WORDS = {"(not set)", "not set", "unset", "<unset>", "(unset)", "(none)", "(empty)", "not"}
 _BIOS = re.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)
@@ -148,6 +148,14 @@ _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
     ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
 ]
+#: a cloud named without an instance type ("GCP H100 instances", "on AWS with A100s"): with one GPU
+#: model it narrows the instance gazetteer to that provider's shapes with that GPU
+_PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
+    ("aws", re.compile(r"\b(?:AWS|EC2|Amazon Web Services|SageMaker)\b")),
+    ("gcp", re.compile(r"\b(?:GCP|GCE|GKE|Google Cloud(?: Platform)?|Google Compute Engine)\b")),
+    ("azure", re.compile(r"\b(?:Azure|AzureML)\b")),
+    ("oci", re.compile(r"\b(?:OCI|Oracle Cloud)\b")),
+]
 #: a context word must come with a statement that the job runs there, in the same sentence
 _RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with)\b", re.I)
 
@@ -169,7 +177,8 @@ _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slo
 
 #: what goes wrong, as users say it (each linear); checked per sentence, outside code
 _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
-    ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
+    # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
+    ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
                         r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
                         r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
@@ -178,7 +187,18 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                               r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
     ("rdma-not-used", re.compile(r"\b(?:(?:not|n't|never|cannot|can't|fails? to|unable to)\s{1,3}(?:\w+\s{1,3}){0,2}(?:detect\w{0,2}|find\w{0,2}|see\w{0,2}|load\w{0,3}|enable\w{0,2})\s{1,3}(?:the\s{1,3})?"
                                  r"(?:infiniband|IB|RDMA|GDR|GDRDMA|GPUDirect|EFA|RoCE|verbs)|"
-                                 r"(?:infiniband|IB|RDMA|GDRDMA|EFA|RoCE)\s{1,3}(?:is\s{1,3})?(?:not|never)\s{1,3}(?:detected|found|used|working|enabled))\b", re.I)),
+                                 r"(?:infiniband|IB|RDMA|GDRDMA|EFA|RoCE)\s{1,3}(?:is\s{1,3})?(?:not|never)\s{1,3}(?:detected|found|used|working|enabled)|"
+                                 # the job that breaks only on the fabric: "training fails on InfiniBand",
+                                 # "does not work over RoCE", "IB doesn't work in the container"
+                                 r"(?:fails?|failing|failed|(?:does|do|did)(?:n't|\s{1,3}not)\s{1,3}work|not\s{1,3}working|won't\s{1,3}work|broken)"
+                                 r"\s{1,3}(?:on|over|with|via|through|using)\s{1,3}(?:the\s{1,3})?(?:infiniband|IB|RDMA|RoCE|EFA)|"
+                                 r"(?:infiniband|IB|RDMA|RoCE|EFA)\s{1,3}(?:(?:does|do|did)(?:n't|\s{1,3}not)|won't|never)\s{1,3}works?)\b", re.I)),
+    # GPUDirect RDMA asked for and not had, the fabric itself working: "how to enable GDR for my NIC",
+    # "a problem with enabling GPUDirect RDMA", "GDR is not used"
+    ("gdr-not-used", re.compile(r"\b(?:(?:how\s{1,3}(?:to|do\s{1,3}I|can\s{1,3}(?:I|we)|should\s{1,3}(?:I|we))|problems?|trouble|issues?|difficult\w{0,3}|struggl\w{0,3}|unable|can't|cannot|not\s{1,3}able|fail\w{0,3})"
+                                r"\s{1,3}(?:\w+\s{1,3}){0,2}?(?:enabl\w{1,3}|to\s{1,3}enable|turn\w{0,3}\s{1,3}on|get\w{0,4}|us\w{1,3}|to\s{1,3}use)\s{1,3}(?:the\s{1,3})?"
+                                r"(?:GDR|GDRDMA|GPUDirect(?:\s{1,3}RDMA)?|GPU\s{1,3}Direct(?:\s{1,3}RDMA)?)|"
+                                r"(?:GDR|GDRDMA|GPUDirect\s{1,3}RDMA)\s{1,3}(?:is\s{1,3}|was\s{1,3})?(?:not|never)\s{1,3}(?:used|enabled|working|active))\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
@@ -193,10 +213,35 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
+    # the job stops with an error rather than running slowly: "crashes with the following error",
+    # "NCCL WARN ... Got completion with error 12", "unhandled system error"
+    ("error", re.compile(r"\b(?:NCCL\s{1,2}WARN|NCCL\s{1,2}Error\s{0,2}\d|NCCL\s{1,2}failure|(?:unhandled|internal)\s{1,2}(?:system\s{1,2}|cuda\s{1,2})?error|"
+                         r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|crash(?:es|ed|ing)?|segfault\w{0,2}|"
+                         r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
+                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8}))\b", re.I)),
+    # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
+    ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
+                            r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
                                  r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]
+#: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
+#: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs
+#: for management traffic is not a GPU NIC)
+_BOND = re.compile(r"\bmlx5_bond_?\w{0,4}\b|\b(?:bond(?:ed|ing)?|LAG|link aggregation)\b", re.I)
+_BOND_DEVICE = re.compile(r"\bmlx5_bond", re.I)
+_RDMA_WORDS = re.compile(r"\b(?:RoCE\w{0,2}|RDMA|InfiniBand|HCAs?|mlx5\w{0,8}|ib_write_bw|ib_send_bw|verbs)\b", re.I)
+#: the NICs of a node on separate rails: "different subnets for different NICs within a node", "each
+#: NIC on its own subnet", "one subnet per rail", "a rail-optimized fabric", "rail connected system"
+_RAILS = re.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:to|for|per|on|across)\s{1,3}(?:the\s{1,3})?(?:different|each|every|all)\s{1,3}(?:\w+\s{1,3})?(?:NICs?|HCAs?|ports?|rails?|interfaces?)|"
+                    r"\b(?:each|every)\s{1,3}(?:\w+\s{1,3})?(?:NIC|HCA|port|rail|interface)\s{1,3}(?:is\s{1,3})?(?:on|in|has)\s{1,3}(?:its\s{1,3}own|a\s{1,3}(?:different|separate|dedicated))\s{1,3}subnet|"
+                    r"\b(?:one|a)\s{1,3}subnet\s{1,3}per\s{1,3}(?:NIC|HCA|port|rail|interface)|\bper-?\s?(?:rail|NIC)\s{1,3}subnets?|"
+                    r"\brail[\s-]{1,2}(?:only|optimi[sz]ed|aligned|connected|based)\b", re.I)
+#: the user bisected the slowdown to a commit: "a git bisect returned this commit as the introducer"
+_BISECT = re.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
+_RAW_ERROR = re.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
+_SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
@@ -351,6 +396,12 @@ class _Reader:
         self.roles: dict[str, tuple[int, str, str]] = {}
         self.gpu_models: list[tuple[int, str, int | None]] = []
         self.versions: dict[str, tuple[int, str]] = {}
+        self.providers: dict[str, tuple[int, str]] = {}
+        self.bisect: tuple[int, str] | None = None
+        self.slower_said = False
+        self.components: set[str] = set()
+        self.nccl_benchmark = False
+        self.instances: set[str] = set()
         self._gpu_names = sorted(((n, r) for r in self.g.gpus for n in r.names), key=lambda t: -len(t[0]))
         self._nic_names = sorted(((n, r) for r in self.g.nics for n in r.names), key=lambda t: -len(t[0]))
         self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
@@ -359,6 +410,8 @@ class _Reader:
         self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
         self._nic_re = self._alternation([n for n, _ in self._nic_names])
         self._inst_re = self._alternation([n for n, _ in self._inst_names])
+        self._plugin_names = sorted(((n, r) for r in self.g.fabrics for n in r.plugin_names), key=lambda t: -len(t[0]))
+        self._plugin_re = self._alternation([n for n, _ in self._plugin_names])
 
     @staticmethod
     def _alternation(names: list[str]) -> re.Pattern[str]:
@@ -403,6 +456,7 @@ class _Reader:
             self.context(index, sentence)
             self.inventory(index, sentence)
             self.change(index, sentence)
+            self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
             prose_cpu.sentence(self, index, sentence)
@@ -480,6 +534,10 @@ class _Reader:
                 if role in ("container", "guest", "bare-metal"):
                     self.roles.setdefault(role, (index, platform, sentence))
                 break
+        for provider, pat in _PROVIDERS:
+            m = pat.search(sentence)
+            if m and not _aside(sentence[:m.start()]) and not _NEGATION.search(sentence[:m.start()]):
+                self.providers.setdefault(provider, (index, sentence))
         for m in self._inst_re.finditer(sentence):
             if _aside(sentence[:m.start()]):
                 continue
@@ -496,11 +554,12 @@ class _Reader:
     def instance(self, index: int, row: Any, sentence: str, sized: bool = True) -> None:
         from clusterdx.facts.model.reported import ReportedContext, ReportedInventory
 
+        self.instances.add(row.id)
         self.add(ReportedContext, index, ("context", "cloud", row.id), platform="cloud", role="cloud",
                  provider=row.provider, instance_type=row.id, text=_cut(sentence))
         self.add(ReportedInventory, index, ("inv", "instance", row.id), item="instance", model=row.id, count=None,
                  instance_type=row.id, interconnect=row.interconnect, vm=row.vm, gdr=row.gdr, nvlink=row.nvlink,
-                 text=_cut(sentence))
+                 net_plugin=self._plugin(row.interconnect), text=_cut(sentence))
         gpu = self.g.gpu(row.gpu)
         form = row.form or (gpu.form if gpu else "")
         self.add(ReportedInventory, index, ("inv", "gpu", row.gpu), item="gpu", model=row.gpu,
@@ -511,13 +570,13 @@ class _Reader:
             self.add(ReportedInventory, index, ("inv", "nic", row.nic), item="nic", model=row.nic,
                      count=row.nics if sized else None,
                      gbps=row.nic_gbps, interconnect=row.interconnect, instance_type=row.id, gdr=row.gdr,
-                     text=_cut(sentence))
+                     net_plugin=self._plugin(row.interconnect), text=_cut(sentence))
         if row.vm:
             # a cloud instance is a virtual machine unless the shape is bare metal
             self.roles.setdefault("guest", (index, "cloud", sentence))
 
     def inventory(self, index: int, sentence: str) -> None:
-        from clusterdx.facts.model.reported import ReportedInventory
+        from clusterdx.facts.model.reported import ReportedInventory, ReportedSetting
 
         for m in self._gpu_re.finditer(sentence):
             before = sentence[:m.start()]
@@ -538,6 +597,13 @@ class _Reader:
                      count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
                      text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
+        for m in self._plugin_re.finditer(sentence if not sentence.rstrip().endswith("?") else ""):
+            before = sentence[:m.start()]  # a question about the plugin says nothing of using it
+            if _NEGATION.search(before) or _aside(before):
+                continue
+            row = next(r for n, r in self._plugin_names if n.lower() == re.sub(r"\s+", " ", m.group(0).lower()))
+            self.add(ReportedSetting, index, ("plugin", row.net_plugin), name=row.net_plugin, value="", state="set",
+                     kind="plugin", text=_cut(sentence))
         pcie = _PCIE_GPUS.search(sentence)
         if pcie and not self._gpu_re.search(sentence) and not _NEGATION.search(sentence[:pcie.start()]):
             self.add(ReportedInventory, index, ("inv", "gpu", "", "PCIe"), item="gpu", model="",
@@ -558,7 +624,51 @@ class _Reader:
                     interconnect = name
                     break
             self.add(ReportedInventory, index, ("inv", "nic", row.model), item="nic", model=row.model, count=count,
-                     gbps=gbps, interconnect=interconnect, text=_cut(sentence))
+                     gbps=gbps, interconnect=interconnect, net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        rails = _RAILS.search(sentence)
+        if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
+            self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,
+                     text=_cut(sentence))
+        bond = _BOND.search(sentence)
+        if bond and (_BOND_DEVICE.search(sentence) or _RDMA_WORDS.search(sentence)) \
+                and not _NEGATION.search(sentence[:bond.start()]) and not _aside(sentence[:bond.start()]):
+            interconnect = next((name for name, pat in _INTERCONNECTS if pat.search(sentence)), "")
+            self.add(ReportedInventory, index, ("inv", "nic", "bond"), item="nic", model="", bonded=True,
+                     interconnect=interconnect, text=_cut(sentence))
+
+    def _plugin(self, interconnect: str) -> str:
+        fabric = self.g.fabric(interconnect)
+        return fabric.net_plugin if fabric else ""
+
+    def cloud_shape(self) -> None:
+        """One cloud and one GPU model named, no instance type: what every instance type of that
+        provider with that GPU has in common (kb/gazetteers/instances.yaml) is known of the node.
+        'GCP H100' leaves a3-highgpu-8g and a3-megagpu-8g: both VMs whose GPU NICs need a GPUDirect
+        net plugin; a field the candidates disagree on stays unknown."""
+        from clusterdx.facts.model.reported import ReportedContext, ReportedInventory
+
+        models = list(dict.fromkeys(m for _, m, _ in self.gpu_models))
+        if self.instances or len(self.providers) != 1 or len(models) != 1:
+            return
+        provider, (index, sentence) = next(iter(self.providers.items()))
+        rows = self.g.provider_rows(provider, models[0])
+        if not rows:
+            return
+
+        def common(values: list[Any]) -> Any:
+            return values[0] if len(set(values)) == 1 else None
+
+        plugins = [self._plugin(r.interconnect) for r in rows]
+        plugin = common(plugins) or ("|".join(sorted(set(plugins))) if all(plugins) else "")
+        vm = common([r.vm for r in rows])
+        self.add(ReportedContext, index, ("context", "cloud", provider), platform="cloud", role="cloud",
+                 provider=provider, text=_cut(sentence))
+        self.add(ReportedInventory, index, ("inv", "instance", provider, models[0]), item="instance",
+                 model=f"{provider} {models[0]}", count=None, interconnect=common([r.interconnect for r in rows]) or "",
+                 vm=vm, gdr=common([r.gdr for r in rows]), nvlink=common([r.nvlink for r in rows]),
+                 net_plugin=plugin, candidates=[r.id for r in rows], text=_cut(sentence))
+        if vm:
+            self.roles.setdefault("guest", (index, "cloud", sentence))
 
     def change(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedChange, ReportedMetric
@@ -589,6 +699,34 @@ class _Reader:
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
                  percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+
+    def bisected(self, index: int, sentence: str) -> None:
+        """Remember what a bisect statement needs: the sentence, whether a slowdown is said, which
+        software the prose names, and whether the workload is an NCCL benchmark (see bisect_change)."""
+        if _SLOWER.search(sentence) and not _NEGATION.search(sentence[:_SLOWER.search(sentence).start()]):
+            self.slower_said = True
+        self.components.update(name for name, pat in _COMPONENTS
+                               if name not in ("image", "os", "bios", "firmware") and pat.search(sentence))
+        if _COLLECTIVE.search(sentence):
+            self.nccl_benchmark = True
+        m = _BISECT.search(sentence)
+        if m and self.bisect is None and not _NEGATION.search(sentence[:m.start()]):
+            self.bisect = (index, sentence)
+
+    def bisect_change(self) -> None:
+        """A slowdown bisected to a commit is a software change that made it slower. Its component
+        is the one software component the prose names; naming none in an nccl-tests ticket, the
+        bisected build is NCCL's (the benchmark links it); otherwise it stays unknown."""
+        from clusterdx.facts.model.reported import ReportedChange
+
+        if self.bisect is None or not self.slower_said:
+            return
+        index, sentence = self.bisect
+        named = sorted(self.components)
+        component = named[0] if len(named) == 1 else ("nccl" if not named and self.nccl_benchmark else "")
+        self.add(ReportedChange, index, ("change", component, "", "", "slower"), component=component,
+                 from_version="", to_version="", direction="slower", factor=None, percent=None,
+                 text=_cut(sentence))
 
     def joined(self, index: int, text: str) -> None:
         """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
@@ -644,8 +782,12 @@ class _Reader:
 
         for kind, pat in _SYMPTOMS:
             m = pat.search(sentence)
-            if m is None or (kind not in ("rdma-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
+            if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
+            if kind == "error" and _RAW_ERROR.search(sentence):
+                continue  # a pasted exception line is a signature's to read, not the user's statement
+            if kind == "gdr-not-used" and _SOLVED.search(sentence[:m.start()]):
+                continue  # "I fixed the problem with enabling GDR" is the answer, not the complaint
             where = "multi-node" if _MULTI_NODE.search(sentence) else ""
             self.add(ReportedSymptom, index, ("symptom", kind, where), kind=kind, where=where, text=_cut(sentence))
         # "slows down", "slower" about going to more machines is a scaling complaint
@@ -742,6 +884,8 @@ class _Reader:
 
         self.gpu.finish(self)
 
+        self.cloud_shape()
+        self.bisect_change()
         if len(self.roles) == 1:
             role, (index, platform, sentence) = next(iter(self.roles.items()))
             fields = {"container": platform} if role == "container" else {}

@@ -278,3 +278,14 @@ def test_superscript_nic_number_does_not_crash_the_summary():
                           "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] [send] via NET/IB/1\n")
     [ts] = of_type(ctx, "nccl.transport_summary")
     assert ts.nics == ["1", "\u00b2"]
+
+
+def test_graph_import_warning_leaves_the_topology_file_loaded():
+    # "XML Import Channel : dev N not found" is the graph file naming a device the run lacks; a
+    # topology file that did not parse is the look-alike and still reads as not loaded
+    graph = parse_text("nccl-debug", "h:1:2 [0] NCCL INFO Loading topology file /etc/nccl/topo-8x.xml\n"
+                                     "h:1:2 [0] graph/search.cc:1018 NCCL WARN XML Import Channel : dev 4 not found.\n")
+    assert one(graph, "nccl.topo_file").loaded is True
+    broken = parse_text("nccl-debug", "h:1:2 [0] NCCL INFO Loading topology file /etc/nccl/topo-8x.xml\n"
+                                      "h:1:2 [0] graph/xml.cc:99 NCCL WARN XML parse error : unexpected tag\n")
+    assert one(broken, "nccl.topo_file").loaded is False

@@ -165,7 +165,9 @@ def test_not_set_versus_set():
     assert not of_type(read("NCCL_IB_HCA: (not set)\n"), "env.var")
     ctx = read("NCCL_IB_HCA=mlx5_0,mlx5_1\n")
     assert one(ctx, "reported.setting").state == "set"
-    assert one(ctx, "env.var").value == "mlx5_0"  # the list separator ends the token
+    # a list value is the whole list (NCCL reads NCCL_IB_HCA=mlx5_0,mlx5_1 as two HCAs); a comma
+    # followed by a space ends the value (test_list_values_keep_their_commas)
+    assert one(ctx, "env.var").value == "mlx5_0,mlx5_1"
     ctx = read("export NCCL_IB_HCA=mlx5_0:1\n")
     assert one(ctx, "env.var").value == "mlx5_0:1"
 
@@ -249,6 +251,77 @@ def test_instance_type_expands_through_the_gazetteer():
     assert (inv["nic"].count, inv["nic"].gbps) == (8, 200.0)
     ctxs = {f.platform: f for f in of_type(ctx, "reported.context")}
     assert ctxs["cloud"].provider == "gcp" and "kubernetes" in ctxs
+
+
+def test_cloud_and_gpu_narrow_the_instance_gazetteer():
+    # no instance type named: GCP's H100 shapes (a3-highgpu-8g, a3-megagpu-8g) both need a GPUDirect plugin
+    ctx = read("Our jobs run on GCP H100 instances, two VMs.\n")
+    inst = [f for f in of_type(ctx, "reported.inventory") if f.item == "instance"][0]
+    assert sorted(inst.candidates) == ["a3-highgpu-8g", "a3-megagpu-8g"]
+    assert "tcpx" in inst.net_plugin and inst.vm is True and inst.instance_type == ""
+    assert one(ctx, "platform.virtualization").role == "guest"
+
+
+@pytest.mark.parametrize("text", [
+    "Our jobs run on GCP with A100 and H100 GPUs.\n",         # two GPU models: no single shape family
+    "We moved from AWS to our own H100 cluster.\n",           # the cloud is the past
+    "The job runs on two a3-highgpu-8g VMs on GCP with H100.\n",  # the type is stated: no inference
+])
+def test_cloud_shape_inference_lookalikes(text):
+    assert not [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.candidates]
+
+
+def test_plugin_fabric_and_plugin_mention():
+    ctx = read("Two p4d.24xlarge nodes with EFA; we use the aws-ofi-nccl plugin 1.7.\n")
+    nic = [f for f in of_type(ctx, "reported.inventory") if f.item == "nic"][0]
+    assert nic.net_plugin == "aws-ofi-nccl"
+    assert [(f.name, f.kind) for f in of_type(ctx, "reported.setting")] == [("aws-ofi-nccl", "plugin")]
+    assert not [f for f in facts_of("We run without the aws-ofi-nccl plugin on p4d nodes.\n")
+                if f.fact_type == "reported.setting"]
+    assert not [f for f in facts_of("Is the TCPX plugin needed on a3-highgpu-8g?\n")
+                if f.fact_type == "reported.setting"]
+    ib = [f for f in of_type(read("8x ConnectX-7 400G InfiniBand per node\n"), "reported.inventory") if f.item == "nic"]
+    assert ib and ib[0].net_plugin == ""
+
+
+@pytest.mark.parametrize("text, bonded", [
+    ("Our RoCE bonding network reaches 180+ GB/s on each NIC (mlx5_bond_x) with ib_write_bw.", True),
+    ("The two ports of each card are bonded into one RDMA device (LAG).", True),
+    ("bond0 of the onboard NICs carries the management traffic.", False),
+    ("We do not use bonding on the RDMA NICs.", False),
+])
+def test_bonded_rdma_nics(text, bonded):
+    found = [f for f in facts_of(text + "\n") if f.fact_type == "reported.inventory" and f.bonded]
+    assert bool(found) == bonded, found
+
+
+@pytest.mark.parametrize("text, rails", [
+    ("I have assigned different subnets to different NICs within a node to avoid ARP flux issues.", True),
+    ("We put one subnet per rail behind one pair of leaf switches.", True),
+    ("Each NIC is on its own subnet.", True),
+    ("The fabric is rail-optimized.", True),
+    ("All NICs share the same subnet, not a rail-optimized design.", False),
+    ("We have 8 nodes on one subnet.", False),
+])
+def test_nics_on_separate_rails(text, rails):
+    found = [f for f in facts_of(text + "\n") if f.fact_type == "reported.inventory" and f.rails]
+    assert bool(found) == rails, found
+
+
+@pytest.mark.parametrize("text, component", [
+    ("# Performance drop in all_reduce_perf at 1 MB\n\nA performance drop has been introduced.\n"
+     "A git bisect returned this commit as the introducer.\n", "nccl"),
+    ("Step time is 20% slower since the upgrade. We bisected the kernel and found the commit.\n", "kernel"),
+    ("Training got slower last month. I bisected our code base to one commit.\n", ""),
+])
+def test_bisected_slowdown_is_a_change(text, component):
+    changes = [f for f in facts_of(text) if f.fact_type == "reported.change" and "bisect" in f.text]
+    assert [(c.component, c.direction) for c in changes] == [(component, "slower")], changes
+
+
+def test_bisect_without_a_slowdown_is_no_change():
+    text = "The build of all_reduce_perf broke on master; I bisected it to one commit.\n"
+    assert not [f for f in facts_of(text) if f.fact_type == "reported.change"]
 
 
 def test_short_instance_alias_needs_an_instance_word():
@@ -410,10 +483,34 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("nccl tests on g6e nodes max out at 3GBps", "low-bandwidth", "multi-node"),
     ("When running the container it does not detect infiniband and GDRDMA.", "rdma-not-used", ""),
     ("in the pod we can just see the only one gpu that has been allocated", "gpus-hidden", ""),
+    ("Distributed Training Fails on InfiniBand with the default Docker image", "rdma-not-used", "multi-node"),
+    ("NCCL over RoCE does not work inside our container.", "rdma-not-used", ""),
+    ("I have a problem with enabling GDR for my NIC.", "gdr-not-used", ""),
+    ("How to enable GPUDirect RDMA for the NIC?", "gdr-not-used", ""),
+    ("We can't get GPUDirect RDMA working between the servers", "gdr-not-used", "multi-node"),
+    ("With NCCL 2.27, it crashes with the following error on 7 nodes.", "error", "multi-node"),
+    ("NCCL WARN NET/IB : Got completion with error 12", "error", ""),
+    ("NCCL init stuck on rank 3", "hang", ""),
+    ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
+    ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
+    ("jobs die at NCCL init", "error", ""),
 ])
 def test_symptoms_as_users_write_them(text, kind, where):
     found = [(s.kind, s.where) for s in of_type(read(text + "\n"), "reported.symptom")]
     assert (kind, where) in found, found
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("I solved the problem with enabling GDR by loading the module.", "gdr-not-used"),
+    ("busbw stuck at one port's speed", "hang"),
+    ("busbw stuck near 187 GB/s", "hang"),
+    ("It works fine over InfiniBand.", "rdma-not-used"),
+    ("The error rate on the links is zero and bandwidth is low.", "error"),
+    ("We have 8 nodes with 8 GPUs each.", "at-scale"),
+])
+def test_symptom_lookalikes(text, kind):
+    found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]
+    assert kind not in found, found
 
 
 @pytest.mark.parametrize("text", [
@@ -530,3 +627,13 @@ def test_gpus_said_to_talk_over_pcie_without_a_model():
     named = [f for f in facts_of("8x H100 SXM GPUs connected over PCIe switches to the NICs.")
              if f.fact_type == "reported.inventory" and f.item == "gpu"]
     assert [f.model for f in named] == ["H100"]  # a named GPU keeps its own form
+
+
+@pytest.mark.parametrize("text, name, value", [
+    ("1MB UCX_TLS=tcp,sockcm,sm -> ~30MB/s", "UCX_TLS", "tcp,sockcm,sm"),
+    ("We set NCCL_DEBUG=INFO, NCCL_IB_HCA=mlx5_0,mlx5_1 and more.", "NCCL_IB_HCA", "mlx5_0,mlx5_1"),
+    ("We set NCCL_DEBUG=INFO, NCCL_IB_HCA=mlx5_0,mlx5_1 and more.", "NCCL_DEBUG", "INFO"),
+])
+def test_list_values_keep_their_commas(text, name, value):
+    env = {f.name: f.value for f in facts_of(text + "\n") if f.fact_type == "env.var"}
+    assert env[name] == value, env

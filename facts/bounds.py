@@ -62,8 +62,9 @@ class Keeper:
     shared by its documents; :meth:`mark`/:meth:`rollback` undo the facts of a parse whose
     result is thrown away (a format that declined)."""
 
-    max_repeats: int = MAX_REPEATS
-    max_per_type: int = MAX_FACTS_PER_TYPE
+    # read when a keeper is made, so that a test may lower them
+    max_repeats: int = field(default_factory=lambda: MAX_REPEATS)
+    max_per_type: int = field(default_factory=lambda: MAX_FACTS_PER_TYPE)
     _copies: dict[Hashable, int] = field(default_factory=dict)
     _per_type: dict[str, int] = field(default_factory=dict)
     #: type -> [count, first line] turned away as identical / over the type limit
@@ -147,8 +148,9 @@ def _count(table: dict[str, list[int]], fact_type: str, line: int) -> None:
         entry[0] += 1
 
 
-def cap_lines(text: str, limit: int = MAX_LINES) -> tuple[str, int]:
-    """``text`` cut after its first ``limit`` lines, and how many lines were cut (0: none).
+def cap_lines(text: str, limit: int | None = None) -> tuple[str, int]:
+    """``text`` cut after its first ``limit`` (:data:`MAX_LINES`) lines, and how many lines were
+    cut (0: none).
 
     >>> cap_lines("a\\nb\\nc\\n", 2)
     ('a\\nb\\n', 1)
@@ -156,7 +158,7 @@ def cap_lines(text: str, limit: int = MAX_LINES) -> tuple[str, int]:
     ('a\\nb', 0)
     """
     at = -1
-    for _ in range(limit):
+    for _ in range(MAX_LINES if limit is None else limit):
         at = text.find("\n", at + 1)
         if at < 0:
             return text, 0

@@ -53,7 +53,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
-from clusterdx.facts.bounds import MAX_LINES, MAX_REPEATS, MAX_SEGMENT_REPEATS, Keeper, cap_lines
+from clusterdx.facts import bounds
+from clusterdx.facts.bounds import MAX_REPEATS, Keeper, cap_lines
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
@@ -768,8 +769,8 @@ class _Run:
             text, cut = cap_lines(text)
             if cut:
                 # the rest of a huge file costs time and memory the run has not got; said, not hidden
-                note = (f"lines {MAX_LINES + 1}-{MAX_LINES + cut} not read: limit of "
-                        f"{MAX_LINES} lines per input")
+                top = bounds.MAX_LINES
+                note = f"lines {top + 1}-{top + cut} not read: limit of {top} lines per input"
                 truncated_note = f"{truncated_note}; {note}" if truncated_note else note
         if text is None:
             doc = Document(name=display, lines=[], raw=data, path=path,
@@ -808,7 +809,7 @@ class _Run:
             # the same output is read MAX_SEGMENT_REPEATS times, the rest listed in one record
             same = copies.setdefault((seg.command, seg.host, seg.label, tuple(seg.lines)), [])
             same.append(k)
-            if len(same) > MAX_SEGMENT_REPEATS and not last:
+            if len(same) > bounds.MAX_SEGMENT_REPEATS and not last:
                 repeats.append((k, seg, same[0]))
                 continue
             self.add_segment(seg, k, display, where, path, ingest_warnings,

@@ -15,6 +15,9 @@ and parsed by the winner.
 A file over :data:`STREAM_THRESHOLD` whose head sniffs as a format that can stream (``Format.
 stream``, e.g. NCCL debug logs) is parsed in chunks, in bounded memory and without the per-file
 cap; its record says ``streamed``. Other big files are read up to ``Limits.max_file_bytes``.
+What one input may cost is bounded in :mod:`clusterdx.facts.bounds` (identical facts, facts of one
+type, lines, warnings, repeated transcript segments); whatever a bound leaves out is counted in
+the input's record, and a record cut short is ``partial`` and says so.
 
 Node: the ``node`` argument, else the ``host`` of the nearest ``manifest.json`` above the file
 (a bundle root, in a directory or an archive), else the host name of a transcript prompt, else

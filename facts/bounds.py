@@ -28,6 +28,7 @@ are counted.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
@@ -72,7 +73,13 @@ class Keeper:
     _over: dict[str, list[int]] = field(default_factory=dict)
     _journal: list[tuple[str, Hashable | None]] = field(default_factory=list)
 
+    @classmethod
+    def unbounded(cls) -> "Keeper":
+        return cls(max_repeats=sys.maxsize, max_per_type=sys.maxsize)
+
     def admit(self, fact_type: str, key: Hashable | None, line: int = 0) -> bool:
+        if self.max_repeats == sys.maxsize and self.max_per_type == sys.maxsize:
+            return True  # unbounded: nothing to count
         if key is not None:
             n = self._copies.get(key, 0)
             if n >= self.max_repeats:

@@ -95,7 +95,8 @@ class ParseContext:
     warnings: list[tuple[int, str]] = field(default_factory=list)
     #: the bounds on facts kept (identical ones, per type); shared by the documents of one
     #: input (see clusterdx.facts.bounds)
-    keeper: Keeper = field(default_factory=Keeper, repr=False, compare=False)
+    #: (no bounds unless given: a parser on its own sees everything; ingest gives one per input)
+    keeper: Keeper = field(default_factory=Keeper.unbounded, repr=False, compare=False)
     #: warnings past MAX_KEPT_WARNINGS, counted only
     warnings_dropped: int = 0
     #: the document's secrets, found when the first warning is made (see warn)

@@ -241,7 +241,7 @@ class DurableSession:
             seen_hashes.add(hsh)
             fact["sid"] = sid
             facts.append(fact)
-        raw: list[tuple[str, dict[str, Any]]] = []
+        raw: list[tuple[str, tuple[str, ...]]] = []
         code, offset = dre.assert_fact(h, orjson.dumps({"sid": sid, "id": "init", "t": "$init"}).decode())
         try:
             self._drain(offset, raw)
@@ -254,16 +254,20 @@ class DurableSession:
         firings, negated = self._firings(raw, facts)
         return RunResult(firings=firings, negated=negated, warnings=warnings)
 
-    def _drain(self, offset: int, out: list[tuple[str, dict[str, Any]]]) -> None:
+    def _drain(self, offset: int, out: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Every activation as (rule name, the ids of its facts in pattern order): only the
+        ids are kept, not the matched facts durable hands back (a rule joining two big fact
+        types has many activations, each with whole copies of its facts)."""
         dre, h = self._dre, self._handle
         result = dre.start_action_for_state(h, offset)
         while result:
             message = result[1] if isinstance(result, tuple) else result
             for name, matched in orjson.loads(message).items():
-                out.append((name, matched))
+                if name != "init":  # the sentinel (pattern "m")
+                    out.append((name, tuple(matched[f"p{k}"]["id"] for k in range(len(matched)))))
             result = dre.complete_and_start_action(h, offset)
 
-    def _firings(self, raw: list[tuple[str, dict[str, Any]]], facts: list[dict[str, Any]]
+    def _firings(self, raw: list[tuple[str, tuple[str, ...]]], facts: list[dict[str, Any]]
                  ) -> tuple[list[Firing], set[tuple[int, int]]]:
         index_of = {f["id"]: int(f["id"].split("~")[0]) for f in facts}
         negated: set[tuple[int, int]] = set()
@@ -276,7 +280,7 @@ class DurableSession:
             if ni >= 0:
                 negated.add((ri, ci))
                 continue
-            ids = tuple(index_of[matched[f"p{k}"]["id"]] for k in range(len(matched)))
+            ids = tuple(index_of[fid] for fid in matched)
             if (ri, ci, ids) in seen:
                 continue
             seen.add((ri, ci, ids))

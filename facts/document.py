@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from clusterdx.facts.base import Fact, Scope, SourceRef
+from clusterdx.facts.bounds import MAX_KEPT_WARNINGS, Keeper, fact_key
 from clusterdx.facts.coverage import Coverage, coverage_of
 
 
@@ -83,7 +84,7 @@ def split_lines(text: str) -> list[str]:
 
 
 #: warnings per document checked for quoted secrets (an input record keeps fewer; see ingest)
-MASKED_WARNINGS = 200
+MASKED_WARNINGS = MAX_KEPT_WARNINGS
 
 
 @dataclass
@@ -92,6 +93,12 @@ class ParseContext:
     parser: str
     facts: list[Fact] = field(default_factory=list)
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    #: the bounds on facts kept (identical ones, per type); shared by the documents of one
+    #: input (see clusterdx.facts.bounds)
+    #: (no bounds unless given: a parser on its own sees everything; ingest gives one per input)
+    keeper: Keeper = field(default_factory=Keeper.unbounded, repr=False, compare=False)
+    #: warnings past MAX_KEPT_WARNINGS, counted only
+    warnings_dropped: int = 0
     #: the document's secrets, found when the first warning is made (see warn)
     _secrets: list[str] | None = field(default=None, repr=False, compare=False)
 
@@ -108,15 +115,24 @@ class ParseContext:
 
         A value the fact model refuses (an integer beyond 64 bits, NaN, a wrong type) costs that
         one fact, not the input: it is dropped with a located warning and None is returned.
+        A fact past the input's bounds (:class:`~clusterdx.facts.bounds.Keeper`: too many
+        identical copies, too many of its type) is counted there and None is returned; it is
+        turned away before it is built, which is what keeps a huge input cheap.
         """
         fields.setdefault("node", self.doc.node)
         fields.setdefault("scope", self.doc.scope)
         if self.doc.redact:
             fields = _redacted(fields)
+        kind = fact_cls.fact_type or fact_cls.__name__
+        line = self.doc.lineno(index) if index is not None else 0
+        mark = self.keeper.mark_one()
+        if not self.keeper.admit(kind, fact_key(kind, fields), line):
+            return None
         try:
             fact = fact_cls(source=self.src(index, end), **fields)
         except (ValidationError, ValueError, TypeError) as exc:
-            self.warn(index, f"{fact_cls.fact_type or fact_cls.__name__} fact dropped: {_why(exc)}")
+            self.keeper.undo_one(mark)
+            self.warn(index, f"{kind} fact dropped: {_why(exc)}")
             return None
         self.facts.append(fact)
         return fact
@@ -125,7 +141,9 @@ class ParseContext:
         """Record a problem with one line; the input is then reported as partly parsed. A
         message quoting a cut of a line that holds a secret has the secret's remnant masked (the
         redactor, later, sees only the cut and may not know it for one)."""
-        # (only the first warnings: a record shows at most 50, the rest are counted)
+        if len(self.warnings) >= MAX_KEPT_WARNINGS:
+            self.warnings_dropped += 1  # a record shows at most 50: the rest are only counted
+            return
         if self.doc.redact and len(self.warnings) < MASKED_WARNINGS:
             from clusterdx.facts.redact import mask_tokens, secret_tokens
 

@@ -15,6 +15,9 @@ and parsed by the winner.
 A file over :data:`STREAM_THRESHOLD` whose head sniffs as a format that can stream (``Format.
 stream``, e.g. NCCL debug logs) is parsed in chunks, in bounded memory and without the per-file
 cap; its record says ``streamed``. Other big files are read up to ``Limits.max_file_bytes``.
+What one input may cost is bounded in :mod:`clusterdx.facts.bounds` (identical facts, facts of one
+type, lines, warnings, repeated transcript segments); whatever a bound leaves out is counted in
+the input's record, and a record cut short is ``partial`` and says so.
 
 Node: the ``node`` argument, else the ``host`` of the nearest ``manifest.json`` above the file
 (a bundle root, in a directory or an archive), else the host name of a transcript prompt, else
@@ -48,11 +51,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
+from clusterdx.facts import bounds
+from clusterdx.facts.bounds import MAX_REPEATS, Keeper, cap_lines
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
@@ -102,6 +107,8 @@ class InputRecord(BaseModel):
     warnings: list[InputWarning] = Field(default_factory=list)
     #: the nodes this input's facts went to, when they went to more than one (a job-wide NCCL log)
     nodes: list[str] = Field(default_factory=list)
+    #: warnings a parser made past the ones it keeps (facts/bounds.py), counted in the last line
+    _more_warnings: int = PrivateAttr(default=0)
 
 
 @dataclass
@@ -235,6 +242,7 @@ def ingest_documents(docs: Sequence[Document], *, node: str | None = None,
         size = len(d.raw) if d.raw is not None else len(d.text.encode("utf-8", "replace"))
         start = d.first_line
         end = d.first_line + len(d.lines) - 1 if d.lines else 0
+        run.keeper = Keeper()
         run.process(d, path=d.name, size=size, line_start=start, line_end=end)
     return _resolved(run.finish(), node)
 
@@ -280,9 +288,6 @@ def _binary_preview(data: bytes) -> str:
 
 #: warnings kept per input; the rest are counted in one last line
 MAX_WARNINGS = 50
-#: copies of one identical fact (same type and fields, any line) kept per input; the rest are
-#: counted in a warning (a log that repeats one line a million times is one observation)
-MAX_REPEATS = 100
 
 
 def dedupe(facts: list[Fact]) -> tuple[list[Fact], list[InputWarning]]:
@@ -317,8 +322,8 @@ def clean_record(rec: InputRecord, redact: bool = True) -> InputRecord:
         return printable(redact_text(value) if redact else value, keep_newlines=False)
 
     warnings = rec.warnings
-    if len(warnings) > MAX_WARNINGS:
-        rest = len(warnings) - MAX_WARNINGS
+    if len(warnings) > MAX_WARNINGS or rec._more_warnings:
+        rest = max(0, len(warnings) - MAX_WARNINGS) + rec._more_warnings
         warnings = warnings[:MAX_WARNINGS] + [InputWarning(line=0, message=f"{rest} more warnings")]
     return rec.model_copy(update=dict(
         path=printable(rec.path, keep_newlines=False),
@@ -341,6 +346,8 @@ class _Run:
         self.formats = format_list(formats)
         self.budget = Budget(limits.max_total_bytes)
         self.result = IngestResult()
+        #: the bounds of the top-level input being read (one file, all its segments)
+        self.keeper = Keeper()
 
     def finish(self) -> IngestResult:
         """Every record through :func:`clean_record` (names shown safely, secrets redacted)."""
@@ -594,7 +601,7 @@ class _Run:
         reader = _LineStream(fh, warnings)
         if warning:
             reader.codec = "latin-1"
-        ctx = ParseContext(doc=doc, parser=fmt.name)
+        ctx = ParseContext(doc=doc, parser=fmt.name, keeper=Keeper())
         base = dict(path=display, first_line=_first_nonempty(head_lines), line_start=1,
                     command=None, node=node, scope=Scope(scope).value, size_bytes=size,
                     format=fmt.name, confidence=score)
@@ -624,18 +631,22 @@ class _Run:
         for line, message in ctx.warnings:
             warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                          message=str(message)))
-        ctx.facts, repeats = dedupe(ctx.facts)
-        warnings += repeats
+        warnings += [InputWarning(line=line, message=m) for line, m in ctx.keeper.notes()]
         reasons = [f"streamed ({human(size)})"]
         if ctx.warnings:
-            reasons.append(f"{len(ctx.warnings)} parser warning(s)")
+            reasons.append(f"{len(ctx.warnings) + ctx.warnings_dropped} parser warning(s)")
+        cut = _cut_reason(ctx.keeper)
+        if cut:
+            reasons.append(cut)
         if reader.error:
             reasons.append(reader.error)
         self.result.facts.extend(ctx.facts)
-        self.result.inputs.append(InputRecord(
+        rec = InputRecord(
             **base, line_end=reader.lines, facts=len(ctx.facts), warnings=warnings,
-            status="partial" if ctx.warnings or reader.error else "parsed",
-            reason="; ".join(reasons)))
+            status="partial" if ctx.warnings or reader.error or cut else "parsed",
+            reason="; ".join(reasons))
+        rec._more_warnings = ctx.warnings_dropped
+        self.result.inputs.append(rec)
         return True
 
     # -- archives
@@ -739,6 +750,7 @@ class _Run:
     def add_blob(self, data: bytes, display: str, where: _Where, *, size: int,
                  truncated_note: str, depth: int, quota: Quota | None, path: str | None) -> None:
         truncated_note = truncated_note or _manifest_truncated(where)
+        self.keeper = Keeper()
         kind = detect(data[:512])
         if kind is not None:
             self.add_archive(data, display, where, depth=depth,
@@ -756,6 +768,13 @@ class _Run:
             return
         text, warning = _decode(data, truncated=bool(truncated_note))
         ingest_warnings = [InputWarning(line=0, message=warning)] if warning else []
+        if text is not None:
+            text, cut = cap_lines(text)
+            if cut:
+                # the rest of a huge file costs time and memory the run has not got; said, not hidden
+                top = bounds.MAX_LINES
+                note = f"lines {top + 1}-{top + cut} not read: limit of {top} lines per input"
+                truncated_note = f"{truncated_note}; {note}" if truncated_note else note
         if text is None:
             doc = Document(name=display, lines=[], raw=data, path=path,
                            node=self.node_for(where), scope=self.scope_for(where),
@@ -785,10 +804,26 @@ class _Run:
                          extra_warnings=ingest_warnings, truncated_note=truncated_note)
             return
         limit = self.limits.max_segments
+        copies: dict[tuple, list[int]] = {}
+        repeats: list[tuple[int, Segment, int]] = []
         for k, seg in enumerate(segments[:limit], start=1):
             last = k == len(segments)
+            # a pasted session running the same commands over and over: the same command with
+            # the same output is read MAX_SEGMENT_REPEATS times, the rest listed in one record
+            same = copies.setdefault((seg.command, seg.host, seg.label, tuple(seg.lines)), [])
+            same.append(k)
+            if len(same) > bounds.MAX_SEGMENT_REPEATS and not last:
+                repeats.append((k, seg, same[0]))
+                continue
             self.add_segment(seg, k, display, where, path, ingest_warnings,
                              truncated_note if last else "")
+        if repeats:
+            first, last_seg = repeats[0], repeats[-1]
+            self.record(where, path=f"{display}#{first[0]}-{last_seg[0]}", status="skipped",
+                        reason=f"{len(repeats)} transcript segments not read again: the same "
+                               f"command and output as an earlier segment (first: "
+                               f"#{first[0]} repeats #{first[2]})",
+                        line_start=first[1].prompt_line, line_end=last_seg[1].last_line)
         if len(segments) > limit:
             rest = segments[limit:]
             self.record(where, path=f"{display}#{limit + 1}-{len(segments)}", status="skipped",
@@ -915,18 +950,22 @@ class _Run:
 
         declined: list[str] = []
         for fmt, score in candidates:
-            ctx = ParseContext(doc=doc, parser=fmt.name)
+            ctx = ParseContext(doc=doc, parser=fmt.name, keeper=self.keeper)
+            mark = self.keeper.mark()
             try:
                 fmt.parse(doc, ctx)
             except NotApplicable as exc:
+                self.keeper.rollback(mark)
                 declined.append(f"{fmt.name} ({score:.2f}) declined: {exc or 'not applicable'}")
                 continue
             except ParseError as exc:
+                self.keeper.rollback(mark)
                 line = getattr(exc, "line", 0) or 0
                 msg = str(exc) or type(exc).__name__
                 return finish(format=fmt.name, confidence=score, status="error",
                               reason=f"line {line}: {msg}" if line else msg)
             except Exception as exc:
+                self.keeper.rollback(mark)
                 return finish(format=fmt.name, confidence=score, status="error",
                               reason=f"internal parser error: {type(exc).__name__}: {exc}")
             bad = [f for f in ctx.facts if not isinstance(f, Fact)]
@@ -937,12 +976,14 @@ class _Run:
             for line, message in ctx.warnings:
                 warnings.append(InputWarning(line=line if isinstance(line, int) else 0,
                                              message=str(message)))
-            ctx.facts, repeats = dedupe(ctx.facts)
-            warnings += repeats
-            status: Status = "partial" if ctx.warnings else "parsed"
+            warnings += [InputWarning(line=line, message=m) for line, m in self.keeper.notes(mark)]
+            cut = _cut_reason(self.keeper, mark)
+            status: Status = "partial" if ctx.warnings or cut else "parsed"
             reason = ""
             if ctx.warnings:
-                reason = f"{len(ctx.warnings)} parser warning(s)"
+                reason = f"{len(ctx.warnings) + ctx.warnings_dropped} parser warning(s)"
+            reason = "; ".join(filter(None, [reason, cut]))
+            more_warnings = ctx.warnings_dropped
             if declined:
                 reason = "; ".join(filter(None, [reason, *declined]))
             self.result.facts.extend(ctx.facts)
@@ -954,8 +995,10 @@ class _Run:
             cited = cited_lines(ctx.facts) if fmt.name != "prose" else self._code_blocks(doc, path)
             n_emb, note = self._embedded(doc, fmt.name, cited, warnings)
             reason = "; ".join(filter(None, [reason, note]))
-            return finish(format=fmt.name, confidence=score, status=status, reason=reason,
-                          facts=len(ctx.facts) + len(around) + n_emb)
+            rec = finish(format=fmt.name, confidence=score, status=status, reason=reason,
+                         facts=len(ctx.facts) + len(around) + n_emb)
+            rec._more_warnings = more_warnings
+            return rec
         prose = _read_prose(doc, self.formats, declined) if not binary else None
         if prose is not None:
             return self._prose_record(prose, finish, warnings, "; ".join(declined), doc)
@@ -1041,6 +1084,13 @@ class _Run:
         warnings += repeats
         self.result.facts.extend(facts)
         return len(facts), f"{len(facts)} fact(s) from {', '.join(used)} lines inside it"
+
+
+def _cut_reason(keeper: Keeper, since=None) -> str:
+    """The reason-line part for facts turned away by the per-type limit (the input was not read
+    whole); empty when nothing was."""
+    cut = keeper.cut_types(since)
+    return f"not read whole: more {', '.join(cut)} facts than the limit per input" if cut else ""
 
 
 def _launch_facts(doc: Document, fmt: str | None) -> list[Fact]:

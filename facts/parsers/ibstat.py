@@ -363,10 +363,13 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             ctx.warn(i, f"line outside any CA block: {line.strip()[:80]}")
     if not ports and not devices:
         raise NotApplicable("no ibstat CA or port blocks")
+    listed: dict[str, int] = {}
+    for p in ports:  # counted once: per device, a scan of every port was quadratic
+        listed[p["device"]] = listed.get(p["device"], 0) + 1
     for name, (index, fields) in devices.items():
         if "ca_type" in fields:
             fields["model"] = CA_MODELS.get(fields["ca_type"], "")
-        seen = sum(1 for p in ports if p["device"] == name)
+        seen = listed.get(name, 0)
         if name in declared and seen < declared[name]:
             ctx.warn(index, f"CA {name!r} declares {declared[name]} ports, {seen} listed (truncated?)")
     cov = doc.coverage or WHOLE

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterdx.facts import bounds
 from clusterdx.facts import ingest as ingest_mod
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.ingest import ingest
@@ -44,6 +45,9 @@ def test_big_log_is_streamed_with_the_same_facts_as_in_memory(biglog, monkeypatc
 
     monkeypatch.setattr(ingest_mod, "STREAM_THRESHOLD", 1 << 40)
     monkeypatch.setattr(ingest_mod.Limits, "max_file_bytes", 64 * MiB)
+    # the in-memory path reads at most bounds.MAX_LINES lines (tests/test_bounds.py); lifted here to
+    # compare the two paths on the whole log
+    monkeypatch.setattr(bounds, "MAX_LINES", 1 << 30)
     whole = ingest([path])
     assert whole.inputs[0].reason == "" and whole.inputs[0].status == "parsed"
     assert dump(streamed.facts) == dump(whole.facts)

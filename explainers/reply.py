@@ -29,7 +29,29 @@ _LIST_REPR = re.compile(r"\[((?:'[^'\n]*'|\"[^\"\n]*\")(?:, (?:'[^'\n]*'|\"[^\"\
 _ARCHIVE = re.compile(r"\.(tar|tgz|tar\.gz|tar\.xz|tar\.bz2|tbz2|txz|zip)$", re.IGNORECASE)
 _SPAN = re.compile(r"^(?P<path>.+?)(?:#\d+)?(?::(?P<a>\d+)(?:-(?P<b>\d+))?)?$")
 _SCOPES = {"host": "the host", "container": "inside the container", "vm-guest": "inside the VM",
-           "any": "any machine with access to the cluster"}
+           "any": "an affected node (the host, a container or a VM alike)"}
+
+
+#: the KB's third-person wording of what a ticket states, as its author reads it
+_TICKET = re.compile(r"\b([Tt])he ticket(?:(?P<poss>'s)|(?P<colon> says:)| (?P<verb>says|describes|compares|measures|reports))(?= )")
+_QUOTE = re.compile(r'"[^"]{3,}"')
+_VERBS = {"says": "say", "describes": "describe", "compares": "compare", "measures": "measured", "reports": "report"}
+
+
+def _to_customer(message: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        you = "You" if m.group(1) == "T" else "you"
+        if m.group("poss"):
+            return "Your" if you == "You" else "your"
+        if m.group("colon"):
+            return f"{you} wrote:"
+        return f"{you} {_VERBS[m.group('verb')]}"
+    return _TICKET.sub(sub, message)
+
+
+def _natural(s: str) -> list[Any]:
+    """Sort key: line 9 before line 11."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
 
 
 class Names:
@@ -173,14 +195,20 @@ class _Writer:
         if not h.evidence:
             return []
         out = ["", "What shows it:", ""]
+        shown: set[str] = set()
         for ev in h.evidence[:EVIDENCE_SHOWN]:
-            where = sorted({self.names.source(f.source) for f in ev.facts})
+            where = sorted({self.names.source(f.source) for f in ev.facts}, key=_natural)
             seen = f" (in {', '.join(f'`{w}`' for w in where[:3])})" if where else ""
+            line = f"- {self.prose(ev.message)}{seen}"
             if getattr(ev, "reported", False):
-                # the message quotes the ticket; the customer knows what they wrote
-                out.append(f"- What you describe points the same way{seen}.")
-                continue
-            out.append(f"- {self.prose(ev.message)}{seen}")
+                # the rule's reasoning, addressed to the ticket's author; their own words are not
+                # quoted back (they know what they wrote)
+                said = _to_customer(self.prose(ev.message))
+                line = (f"- What you describe points the same way{seen}." if _QUOTE.search(said)
+                        else f"- {said}{seen}")
+            if line not in shown:
+                shown.add(line)
+                out.append(line)
         if len(h.evidence) > EVIDENCE_SHOWN:
             out.append(f"- and {len(h.evidence) - EVIDENCE_SHOWN} more findings pointing the same way.")
         for ev in h.refuting_evidence[:2]:

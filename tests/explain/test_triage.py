@@ -228,3 +228,22 @@ def test_reply_reads_clean_on_shipped_cases(kb, case):
 def test_triage_missing_path_is_usage_error(tmp_path):
     proc = _triage(str(tmp_path / "nope"))
     assert proc.returncode == 2 and "no such file or folder" in proc.stderr
+
+
+def test_reported_evidence_is_addressed_to_its_author():
+    from clusterdx.explainers.reply import _to_customer
+
+    assert _to_customer("The ticket's GPUs are RTX 4090 (notes.md:1): consumer boards") == \
+        "Your GPUs are RTX 4090 (notes.md:1): consumer boards"
+    assert _to_customer("The ticket measures busbw (12%, a:3).") == "You measured busbw (12%, a:3)."
+    assert _to_customer("NCCL loads f although the ticket says X is not set") == "NCCL loads f although you say X is not set"
+    assert _to_customer('The ticket says: "slow" (n:1).') == 'You wrote: "slow" (n:1).'
+    # only the phrase, not a word that starts like it
+    assert _to_customer("The ticketing system says so") == "The ticketing system says so"
+
+
+def test_reply_orders_cited_lines_naturally():
+    from clusterdx.explainers.reply import _natural
+
+    assert sorted(["log.txt, line 11", "log.txt, line 9", "log.txt, line 13"], key=_natural) == \
+        ["log.txt, line 9", "log.txt, line 11", "log.txt, line 13"]

@@ -108,7 +108,8 @@ def code_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     indents); markdown-it finds them, so fences inside lists and unclosed last fences are read
     as Markdown reads them. The fence lines themselves are not content.
     """
-    if not any(ln.lstrip().startswith(("```", "~~~", "    ", "\t")) for ln in lines[:MAX_LINES]):
+    # an indent is looked for before stripping it: a stripped line never starts with one
+    if not any(ln.lstrip().startswith(("```", "~~~")) or ln.startswith(("    ", "\t")) for ln in lines[:MAX_LINES]):
         return []
     from markdown_it import MarkdownIt
 

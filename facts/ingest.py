@@ -926,6 +926,12 @@ class _Run:
             self.result.inputs.append(rec)
             return rec
 
+        if not binary and not getattr(self, "_in_block", False) and _several_code_blocks(doc):
+            # a ticket's Markdown with several pasted outputs: no one tool format is the whole
+            # document, so each block is read on its own and the words around them as prose
+            prose = _read_prose(doc, self.formats) or ParseContext(doc=doc, parser="prose")
+            return self._prose_record(prose, finish, warnings, "Markdown with several code blocks, each read "
+                                      "as an input of its own", doc)
         if not candidates:
             prose = _read_prose(doc, self.formats) if not binary else None
             if prose is not None:
@@ -1039,7 +1045,7 @@ class _Run:
         try:
             self.formats = tools
             for k, (a, b) in enumerate(spans, 1):
-                inner = doc.lines[a:b]
+                inner = _dedent(doc.lines[a:b])
                 if not any(ln.strip() for ln in inner):
                     continue
                 if doc.line_map is None:
@@ -1126,6 +1132,64 @@ def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact
         return []
 
 
+#: lines looked at for a fence before Markdown is parsed (a log is not Markdown)
+MAX_FENCE_SCAN = 5000
+
+
+def _dedent(lines: Sequence[str]) -> list[str]:
+    """A code block's lines without the indent they share (a four-space block, a fence inside a
+    list item), so the tool's output reads as the tool printed it; a line's own indent stays."""
+    import os.path
+
+    prefix = os.path.commonprefix([ln[:len(ln) - len(ln.lstrip())] for ln in lines if ln.strip()])
+    return [ln[len(prefix):] if ln.startswith(prefix) else ln.lstrip() for ln in lines] if prefix else list(lines)
+
+
+def _indented_post(lines: Sequence[str]) -> bool:
+    """A forum post: output in a four-space indented block beside a sentence of the user's."""
+    spans = code_spans(lines)
+    if not spans:
+        return False
+    inside = {i for a, b in spans for i in range(a, b)}
+    # two sentences: a tool's own status line ("SKIPPED: x.sqlite does not contain ...") is one
+    return sum(_sentences(ln) for i, ln in enumerate(lines) if i not in inside) >= 2
+
+
+def _several_code_blocks(doc: Document) -> bool:
+    """What a GitHub issue or forum post with several pastes looks like: two or more non-empty
+    fenced code blocks, or two or more indented ones beside a sentence of the user's. Indented
+    blocks alone do not count: ``lspci -vvv``, ``ibstat`` and ``nvidia-smi -q`` indent their own
+    lines, and their output is one tool's."""
+    if doc.raw is not None:
+        return False
+    head = doc.lines[:MAX_FENCE_SCAN]
+    fences = any(ln.lstrip().startswith(("```", "~~~")) for ln in head)
+    if not fences and not any(ln.startswith(("    ", "\t")) for ln in head):
+        return False
+    spans = [(a, b) for a, b in code_spans(doc.lines) if any(ln.strip() for ln in doc.lines[a:b])]
+    fenced = [sp for sp in spans if sp[0] > 0 and doc.lines[sp[0] - 1].lstrip().startswith(("```", "~~~"))]
+    if len(fenced) >= 2:
+        return True
+    return len(spans) >= 2 and _indented_post(head)
+
+
+def _sentences(line: str) -> int:
+    """How many sentences of the user's words a line holds: six or more words each, most of them
+    plain lower-case words, ended as a sentence is (a tool's line ends in a value)."""
+    text = line.strip()
+    if len(text) < 30 or text[-1] not in ".?!:":
+        return 0
+    n = 0
+    for part in _SENTENCE_END.split(text):
+        words = part.split()
+        plain = sum(w.strip(".,;:!?()\"'").isalpha() and w.strip(".,;:!?()\"'").islower() for w in words)
+        n += len(words) >= 6 and plain >= 0.6 * len(words)
+    return n
+
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+
+
 def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) -> ParseContext | None:
     """The prose reader on a text document no format took (statements with provenance
     ``reported``); None when it holds none, when prose was tried already or is not offered."""
@@ -1154,7 +1218,8 @@ def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[F
     if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
         return []
     cited = cited_lines(ctx.facts)
-    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in doc.lines[:5000]):
+    head = doc.lines[:MAX_FENCE_SCAN]
+    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in head) and not _indented_post(head):
         return []
     lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
     rest = dataclasses.replace(doc, lines=lines)

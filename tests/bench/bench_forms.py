@@ -48,10 +48,18 @@ def crlf(files: Files) -> Files:
 
 
 def renamed(files: Files) -> Files:
-    out = {}
-    for i, (name, text) in enumerate(sorted(files.items()), 1):
+    """Tracker names. A ``clusterdx collect`` bundle's manifest keeps its name (it is the bundle's
+    own declaration of scope and host, named by the bundle format) and follows the renames."""
+    names = {"manifest.json": "manifest.json"}
+    for i, name in enumerate(sorted(n for n in files if n != "manifest.json"), 1):
         ext = Path(name).suffix if Path(name).suffix in (".log", ".txt", ".md", ".xml", ".csv", ".json", ".yaml") else ".txt"
-        out[f"attachment{i}{ext}"] = text
+        names[name] = f"attachment{i}{ext}"
+    out = {}
+    for name, text in files.items():
+        if name == "manifest.json":
+            for old, new in names.items():
+                text = text.replace(f'"{old}"', f'"{new}"')
+        out[names[name]] = text
     return out
 
 

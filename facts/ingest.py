@@ -783,7 +783,10 @@ class _Run:
                          extra_warnings=ingest_warnings, truncated_note=truncated_note)
             return
         lines = split_lines(text)
-        segments = split_transcript(lines)
+        # a Markdown post keeps its blocks whole: prompts inside them are split block by block
+        # (_code_blocks), never across a fence
+        post = _several_code_blocks(Document(name=display, lines=lines))
+        segments = [Segment(None, lines, 1)] if post else split_transcript(lines)
         # labelled output (==> file <== heads, mpirun tags) is cut into segments even without prompts
         is_transcript = len(segments) > 1 or any(
             s.command is not None or s.host is not None or s.label is not None for s in segments)

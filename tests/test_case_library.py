@@ -34,7 +34,7 @@ def test_accuracy_bars(kb):
 
 #: the public-thread corpus's top-3 rate may not fall below what it reached when this bar was set
 #: (a regression guard, not a target: the target is in the closing note and in `kb eval`)
-PUBLIC_TOP3_FLOOR = 0.0
+PUBLIC_TOP3_FLOOR = 0.70  # 78 of 103 (0.757) when set, 2026-12-02
 
 
 def test_public_corpus_records_source_and_first_run():

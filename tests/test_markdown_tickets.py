@@ -89,3 +89,13 @@ def test_one_tools_indented_output_is_not_a_post(sample):
 def test_one_fenced_block_is_not_several(tmp_path):
     doc = Document(name="x.md", lines=[WORDS, "", "```", *NCCL.splitlines(), "```"])
     assert not _several_code_blocks(doc)
+
+
+def test_prompts_inside_a_posts_blocks_split_per_block(tmp_path):
+    """A transcript pasted in one block of a post is split at its prompts inside that block; the
+    fences of the other blocks are never cut across."""
+    body = (f"{WORDS}\n\n```\n$ lscpu\n{LSCPU}```\n\n```\n$ getconf PAGESIZE\n4096\n```\n")
+    got = _formats(_post(tmp_path, body))
+    assert got.get("issue.md#code1") == "lscpu", got
+    assert got.get("issue.md#code2") == "getconf-page-size", got
+    assert not any(r.status == "error" for r in _post(tmp_path, body))

@@ -785,7 +785,7 @@ class _Run:
         lines = split_lines(text)
         # a Markdown post keeps its blocks whole: prompts inside them are split block by block
         # (_code_blocks), never across a fence
-        post = _several_code_blocks(Document(name=display, lines=lines))
+        post = _is_post(Document(name=display, lines=lines))
         segments = [Segment(None, lines, 1)] if post else split_transcript(lines)
         # labelled output (==> file <== heads, mpirun tags) is cut into segments even without prompts
         is_transcript = len(segments) > 1 or any(
@@ -929,12 +929,10 @@ class _Run:
             self.result.inputs.append(rec)
             return rec
 
-        if not binary and not getattr(self, "_in_block", False) and _several_code_blocks(doc):
+        if not binary and not getattr(self, "_in_block", False) and _is_post(doc):
             # a ticket's Markdown with several pasted outputs: no one tool format is the whole
             # document, so each block is read on its own and the words around them as prose
-            prose = _read_prose(doc, self.formats) or ParseContext(doc=doc, parser="prose")
-            return self._prose_record(prose, finish, warnings, "Markdown with several code blocks, each read "
-                                      "as an input of its own", doc)
+            return self._post_record(doc, path, finish, warnings)
         if not candidates:
             prose = _read_prose(doc, self.formats) if not binary else None
             if prose is not None:
@@ -1030,6 +1028,22 @@ class _Run:
         reason = "; ".join(filter(None, [reason, note]))
         return finish(format="prose", confidence=0.0, status="partial" if ctx.warnings else "parsed",
                       reason=reason, facts=len(ctx.facts) + n_emb)
+
+    def _post_record(self, doc: Document, path: str, finish, warnings: list[InputWarning]) -> InputRecord:
+        """A post's record: its code blocks first, each an input of its own, then the user's words
+        on the lines no block's tool took (log lines left out), as prose."""
+        taken = self._code_blocks(doc, path)
+        lines = ["" if doc.lineno(i) in taken or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
+        ctx = _read_prose(dataclasses.replace(doc, lines=lines), self.formats)
+        facts = list(ctx.facts) if ctx is not None else []
+        for line, message in (ctx.warnings if ctx is not None else []):
+            warnings.append(InputWarning(line=line, message=str(message)))
+        self.result.facts.extend(facts)
+        n_emb, note = self._embedded(doc, "prose", taken, warnings)
+        reason = "; ".join(filter(None, ["the user's words (facts reported, not measured) around pasted output; "
+                                         "each code block read as an input of its own", note]))
+        return finish(format="prose", confidence=0.0, status="partial" if ctx is not None and ctx.warnings else "parsed",
+                      reason=reason, facts=len(facts) + n_emb)
 
     def _code_blocks(self, doc: Document, path: str) -> set[int]:
         """Tool output pasted in the code blocks of a ticket's Markdown, read as inputs of their
@@ -1148,21 +1162,23 @@ def _dedent(lines: Sequence[str]) -> list[str]:
     return [ln[len(prefix):] if ln.startswith(prefix) else ln.lstrip() for ln in lines] if prefix else list(lines)
 
 
-def _indented_post(lines: Sequence[str]) -> bool:
-    """A forum post: output in a four-space indented block beside a sentence of the user's."""
+def _words_beside_blocks(lines: Sequence[str]) -> bool:
+    """A post: output in code blocks (fenced or four-space indented) beside a sentence of the
+    user's."""
     spans = code_spans(lines)
     if not spans:
         return False
     inside = {i for a, b in spans for i in range(a, b)}
-    # two sentences: a tool's own status line ("SKIPPED: x.sqlite does not contain ...") is one
-    return sum(_sentences(ln) for i, ln in enumerate(lines) if i not in inside) >= 2
+    # a tool's comment lines ("# To display the perf.data header info, please use ...") are not
+    # the user's words
+    return any(_sentences(ln) for i, ln in enumerate(lines) if i not in inside and not ln.lstrip().startswith("#"))
 
 
-def _several_code_blocks(doc: Document) -> bool:
-    """What a GitHub issue or forum post with several pastes looks like: two or more non-empty
-    fenced code blocks, or two or more indented ones beside a sentence of the user's. Indented
-    blocks alone do not count: ``lspci -vvv``, ``ibstat`` and ``nvidia-smi -q`` indent their own
-    lines, and their output is one tool's."""
+def _is_post(doc: Document) -> bool:
+    """What a GitHub issue or forum post with pastes looks like: two or more non-empty fenced
+    code blocks, or code blocks beside a sentence of the user's. Indented lines alone do not
+    make a post: ``lspci -vvv``, ``ibstat`` and ``nvidia-smi -q`` indent their own lines, and
+    their output is one tool's."""
     if doc.raw is not None:
         return False
     head = doc.lines[:MAX_FENCE_SCAN]
@@ -1173,7 +1189,8 @@ def _several_code_blocks(doc: Document) -> bool:
     fenced = [sp for sp in spans if sp[0] > 0 and doc.lines[sp[0] - 1].lstrip().startswith(("```", "~~~"))]
     if len(fenced) >= 2:
         return True
-    return len(spans) >= 2 and _indented_post(head)
+    # one pasted output (a JSON, an XML, a log) in a fence, or indented, beside the user's words
+    return _words_beside_blocks(head)
 
 
 def _sentences(line: str) -> int:
@@ -1186,7 +1203,8 @@ def _sentences(line: str) -> int:
     for part in _SENTENCE_END.split(text):
         words = part.split()
         plain = sum(w.strip(".,;:!?()\"'").isalpha() and w.strip(".,;:!?()\"'").islower() for w in words)
-        n += len(words) >= 6 and plain >= 0.6 * len(words)
+        # a tool's heading ends in a colon too ("Performance counter stats for process id 'N':")
+        n += len(words) >= (10 if part.endswith(":") else 6) and plain >= 0.6 * len(words)
     return n
 
 
@@ -1222,7 +1240,7 @@ def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[F
         return []
     cited = cited_lines(ctx.facts)
     head = doc.lines[:MAX_FENCE_SCAN]
-    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in head) and not _indented_post(head):
+    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in head) and not _words_beside_blocks(head):
         return []
     lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
     rest = dataclasses.replace(doc, lines=lines)

@@ -1,5 +1,5 @@
 """A ticket pasted as one Markdown post: each code block is read as its tool's output, the words
-around it as the user's (facts/ingest.py ``_several_code_blocks``, ``_indented_post``, ``_dedent``;
+around it as the user's (facts/ingest.py ``_is_post``, ``_words_beside_blocks``, ``_dedent``;
 facts/embedded.py ``code_spans``). The same outputs in separate files and in one post must give
 the same facts; one tool's indented output is never taken for a post."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from clusterdx.facts.document import Document
 from clusterdx.facts.embedded import code_spans
-from clusterdx.facts.ingest import _dedent, _sentences, _several_code_blocks, ingest
+from clusterdx.facts.ingest import _dedent, _sentences, _is_post, ingest
 
 HERE = Path(__file__).parent
 FORMATS = HERE / "fixtures" / "formats"
@@ -79,16 +79,25 @@ def test_same_facts_as_separate_files(tmp_path):
     assert apart and apart <= measured(ingest([post]).facts)
 
 
-@pytest.mark.parametrize("sample", ["lspci-vvv.txt", "nsys-stats-stdout.txt", "ibstat.txt", "nvidia-smi-q.txt"])
+@pytest.mark.parametrize("sample", ["lspci-vvv.txt", "nsys-stats-stdout.txt", "ibstat.txt", "nvidia-smi-q.txt", "perf-report-smmu-callgraph.txt", "perf-report-smmu.txt", "perf-stat-default.txt", "nvidia-smi-q-legacy.txt", "lspci-vvv-legacy.txt", "turbostat.txt", "numactl-hardware-x86.txt", "megatron-train.log", "dmesg-iommu-x86.txt"])
 def test_one_tools_indented_output_is_not_a_post(sample):
     """Look-alike: tools that indent their own lines, with blank lines between sections."""
     lines = (FORMATS / sample).read_text().splitlines()
-    assert not _several_code_blocks(Document(name=sample, lines=lines))
+    assert not _is_post(Document(name=sample, lines=lines))
 
 
-def test_one_fenced_block_is_not_several(tmp_path):
-    doc = Document(name="x.md", lines=[WORDS, "", "```", *NCCL.splitlines(), "```"])
-    assert not _several_code_blocks(doc)
+def test_one_fenced_block_without_words_is_not_a_post(tmp_path):
+    doc = Document(name="x.md", lines=["nccl.log:", "", "```", *NCCL.splitlines(), "```"])
+    assert not _is_post(doc)
+    # with the user's words around it, the block is read on its own
+    assert _is_post(Document(name="x.md", lines=[WORDS, "", "```", *NCCL.splitlines(), "```"]))
+
+
+def test_a_json_pasted_in_a_fence_with_words_parses(tmp_path):
+    inspect = (HERE / "fixtures" / "formats" / "docker-inspect.json").read_text()
+    got = _post(tmp_path, f"{WORDS}\n\n```json\n{inspect}\n```\n")
+    assert {r.path.rsplit('/', 1)[-1]: r.format for r in got}.get("issue.md#code1") == "docker-inspect"
+    assert not any(r.status == "error" for r in got)
 
 
 def test_prompts_inside_a_posts_blocks_split_per_block(tmp_path):

@@ -38,9 +38,24 @@ CASES = ROOT / "kb" / "cases"
 Files = dict[str, str]
 
 
+#: the opening of a post whose case has no notes of the user's: words without a signal
+NEUTRAL = ("Here are the outputs from the affected node that the support engineer asked for in the last reply. "
+           "Please tell us if anything else is needed from our side.")
+
+
 def _notes_first(files: Files) -> tuple[str, list[tuple[str, str]]]:
-    notes = files.get("notes.md", "")
-    return notes, [(n, t) for n, t in sorted(files.items()) if n != "notes.md"]
+    """The user's words (their Markdown files) first, then the outputs."""
+    words = "\n\n".join(t.rstrip() for n, t in sorted(files.items()) if n.endswith(".md")) or NEUTRAL
+    return words, [(n, t) for n, t in sorted(files.items()) if not n.endswith(".md")]
+
+
+def pasteable(files: Files) -> bool:
+    """Whether the files can go into one post: no NUL bytes (a /proc environ is pasted through
+    ``tr``, not raw) and no bundle manifest (it describes files, not a post)."""
+    return "manifest.json" not in files and not any("\x00" in t for t in files.values())
+
+
+POSTS = ("issue-body", "details", "indented")
 
 
 def crlf(files: Files) -> Files:
@@ -147,6 +162,8 @@ def main() -> int:
                 continue
             base = run_case(kb, case, frozen)
             for name, make in variants.items():
+                if name in POSTS and not pasteable(files):
+                    continue
                 folder = scratch / name / case.name
                 (folder / "input").mkdir(parents=True)
                 shutil.copy(case / "expect.yaml", folder / "expect.yaml")

@@ -47,17 +47,19 @@ def test_every_fact_is_reported():
 
 def issue():
     res = ingest([PROSE / "github-issue-nccl-regression.md"])
-    [rec] = res.inputs
-    return rec, res.facts
+    return res.inputs, res.facts
 
 
-def test_issue_with_pasted_log_keeps_the_tool_parse_and_adds_the_prose():
-    rec, facts = issue()
-    assert rec.format == "nccl-debug" and rec.status == "parsed"
+def test_issue_with_pasted_log_reads_the_block_as_the_tool_and_the_words_as_prose():
+    recs, facts = issue()
+    by_name = {r.path.rsplit("/", 1)[-1]: r for r in recs}
+    block = by_name["github-issue-nccl-regression.md#code1"]
+    assert block.format == "nccl-debug" and block.status == "parsed"
+    assert by_name["github-issue-nccl-regression.md"].format == "prose"
     measured = [f for f in facts if f.provenance == "measured"]
     reported = [f for f in facts if f.provenance == "reported"]
     assert {f.fact_type for f in measured} == {"nccl.version", "nccl.net"}
-    assert rec.facts == len(facts) and "reported fact(s)" in rec.reason
+    assert sum(r.facts for r in recs) == len(facts)
     # nothing reported comes from the lines the NCCL parser read
     assert {f.source.line for f in reported}.isdisjoint({f.source.line for f in measured})
 

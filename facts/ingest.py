@@ -61,6 +61,7 @@ from clusterdx.facts.bounds import MAX_REPEATS, Keeper, cap_lines
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
 from clusterdx.facts.document import Document, ParseContext, split_lines
 from clusterdx.facts.embedded import cited_lines, code_spans, embedded_facts
+from clusterdx.facts.posts import LOG_LINE, MAX_SCAN, dedent, post_spans
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
@@ -785,7 +786,7 @@ class _Run:
         lines = split_lines(text)
         # a Markdown post keeps its blocks whole: prompts inside them are split block by block
         # (_code_blocks), never across a fence
-        post = _is_post(Document(name=display, lines=lines))
+        post = bool(post_spans(lines))
         segments = [Segment(None, lines, 1)] if post else split_transcript(lines)
         # labelled output (==> file <== heads, mpirun tags) is cut into segments even without prompts
         is_transcript = len(segments) > 1 or any(
@@ -929,7 +930,7 @@ class _Run:
             self.result.inputs.append(rec)
             return rec
 
-        if not binary and not getattr(self, "_in_block", False) and _is_post(doc):
+        if not binary and not getattr(self, "_in_block", False) and post_spans(doc.lines):
             # a ticket's Markdown with several pasted outputs: no one tool format is the whole
             # document, so each block is read on its own and the words around them as prose
             return self._post_record(doc, path, finish, warnings)
@@ -1033,7 +1034,7 @@ class _Run:
         """A post's record: its code blocks first, each an input of its own, then the user's words
         on the lines no block's tool took (log lines left out), as prose."""
         taken = self._code_blocks(doc, path)
-        lines = ["" if doc.lineno(i) in taken or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
+        lines = ["" if doc.lineno(i) in taken or LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
         ctx = _read_prose(dataclasses.replace(doc, lines=lines), self.formats)
         facts = list(ctx.facts) if ctx is not None else []
         for line, message in (ctx.warnings if ctx is not None else []):
@@ -1052,7 +1053,7 @@ class _Run:
         format recognises stays the prose record's (its settings and versions are read there)."""
         if doc.raw is not None or getattr(self, "_in_block", False):
             return set()
-        spans = code_spans(doc.lines)
+        spans = post_spans(doc.lines) or code_spans(doc.lines)
         if not spans:
             return set()
         tools = [f for f in self.formats if getattr(f, "name", "") != "prose"]
@@ -1062,7 +1063,7 @@ class _Run:
         try:
             self.formats = tools
             for k, (a, b) in enumerate(spans, 1):
-                inner = _dedent(doc.lines[a:b])
+                inner = dedent(doc.lines[a:b])
                 if not any(ln.strip() for ln in inner):
                     continue
                 if doc.line_map is None:
@@ -1149,68 +1150,6 @@ def _signatures(doc: Document, fmt: str | None, status: str | None) -> list[Fact
         return []
 
 
-#: lines looked at for a fence before Markdown is parsed (a log is not Markdown)
-MAX_FENCE_SCAN = 5000
-
-
-def _dedent(lines: Sequence[str]) -> list[str]:
-    """A code block's lines without the indent they share (a four-space block, a fence inside a
-    list item), so the tool's output reads as the tool printed it; a line's own indent stays."""
-    import os.path
-
-    prefix = os.path.commonprefix([ln[:len(ln) - len(ln.lstrip())] for ln in lines if ln.strip()])
-    return [ln[len(prefix):] if ln.startswith(prefix) else ln.lstrip() for ln in lines] if prefix else list(lines)
-
-
-def _words_beside_blocks(lines: Sequence[str]) -> bool:
-    """A post: output in code blocks (fenced or four-space indented) beside a sentence of the
-    user's."""
-    spans = code_spans(lines)
-    if not spans:
-        return False
-    inside = {i for a, b in spans for i in range(a, b)}
-    # a tool's comment lines ("# To display the perf.data header info, please use ...") are not
-    # the user's words
-    return any(_sentences(ln) for i, ln in enumerate(lines) if i not in inside and not ln.lstrip().startswith("#"))
-
-
-def _is_post(doc: Document) -> bool:
-    """What a GitHub issue or forum post with pastes looks like: two or more non-empty fenced
-    code blocks, or code blocks beside a sentence of the user's. Indented lines alone do not
-    make a post: ``lspci -vvv``, ``ibstat`` and ``nvidia-smi -q`` indent their own lines, and
-    their output is one tool's."""
-    if doc.raw is not None:
-        return False
-    head = doc.lines[:MAX_FENCE_SCAN]
-    fences = any(ln.lstrip().startswith(("```", "~~~")) for ln in head)
-    if not fences and not any(ln.startswith(("    ", "\t")) for ln in head):
-        return False
-    spans = [(a, b) for a, b in code_spans(doc.lines) if any(ln.strip() for ln in doc.lines[a:b])]
-    fenced = [sp for sp in spans if sp[0] > 0 and doc.lines[sp[0] - 1].lstrip().startswith(("```", "~~~"))]
-    if len(fenced) >= 2:
-        return True
-    # one pasted output (a JSON, an XML, a log) in a fence, or indented, beside the user's words
-    return _words_beside_blocks(head)
-
-
-def _sentences(line: str) -> int:
-    """How many sentences of the user's words a line holds: six or more words each, most of them
-    plain lower-case words, ended as a sentence is (a tool's line ends in a value)."""
-    text = line.strip()
-    if len(text) < 30 or text[-1] not in ".?!:":
-        return 0
-    n = 0
-    for part in _SENTENCE_END.split(text):
-        words = part.split()
-        plain = sum(w.strip(".,;:!?()\"'").isalpha() and w.strip(".,;:!?()\"'").islower() for w in words)
-        # a tool's heading ends in a colon too ("Performance counter stats for process id 'N':")
-        n += len(words) >= (10 if part.endswith(":") else 6) and plain >= 0.6 * len(words)
-    return n
-
-
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
-
-
 def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) -> ParseContext | None:
     """The prose reader on a text document no format took (statements with provenance
     ``reported``); None when it holds none, when prose was tried already or is not offered."""
@@ -1226,11 +1165,6 @@ def _read_prose(doc: Document, formats: Sequence, declined: Sequence[str] = ()) 
         return None
 
 
-#: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
-_LOG_LINE = re.compile(r"^\s*(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
-                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
-
-
 def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[Fact]:
     """Reported facts from the prose around a tool's output in one Markdown document (a ticket
     body with a pasted log in a code fence, or under ``##`` headings): the prose reader on the
@@ -1239,10 +1173,10 @@ def _prose_around(doc: Document, ctx: ParseContext, formats: Sequence) -> list[F
     if not any(getattr(f, "name", "") == "prose" for f in formats) or not doc.lines:
         return []
     cited = cited_lines(ctx.facts)
-    head = doc.lines[:MAX_FENCE_SCAN]
-    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in head) and not _words_beside_blocks(head):
+    head = doc.lines[:MAX_SCAN]
+    if not any(ln.lstrip().startswith(("```", "~~~", "## ", "### ")) for ln in head) and not post_spans(head):
         return []
-    lines = ["" if doc.lineno(i) in cited or _LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
+    lines = ["" if doc.lineno(i) in cited or LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
     rest = dataclasses.replace(doc, lines=lines)
     got = _read_prose(rest, formats)
     return list(got.facts) if got is not None else []

@@ -1,6 +1,5 @@
-"""A ticket pasted as one Markdown post: each code block is read as its tool's output, the words
-around it as the user's (facts/ingest.py ``_is_post``, ``_words_beside_blocks``, ``_dedent``;
-facts/embedded.py ``code_spans``). The same outputs in separate files and in one post must give
+"""A ticket pasted as one post: each pasted output is read as its tool's, the words around it as
+the user's (facts/posts.py; facts/embedded.py ``code_spans``). The same outputs in separate files and in one post must give
 the same facts; one tool's indented output is never taken for a post."""
 
 from __future__ import annotations
@@ -9,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterdx.facts.document import Document
 from clusterdx.facts.embedded import code_spans
-from clusterdx.facts.ingest import _dedent, _sentences, _is_post, ingest
+from clusterdx.facts.ingest import ingest
+from clusterdx.facts.posts import dedent, plain_spans, post_spans, sentences
 
 HERE = Path(__file__).parent
 FORMATS = HERE / "fixtures" / "formats"
@@ -40,14 +39,14 @@ def test_code_spans_finds_indented_blocks():
 
 
 def test_dedent_keeps_a_lines_own_indent():
-    assert _dedent(["    00:01.0 bridge", "    \tLnkSta: x4", "", "    next"]) == ["00:01.0 bridge", "\tLnkSta: x4", "", "next"]
-    assert _dedent(["a", "  b"]) == ["a", "  b"]
+    assert dedent(["    00:01.0 bridge", "    \tLnkSta: x4", "", "    next"]) == ["00:01.0 bridge", "\tLnkSta: x4", "", "next"]
+    assert dedent(["a", "  b"]) == ["a", "  b"]
 
 
 def test_sentences_are_the_users_words_not_a_tools_status_line():
-    assert _sentences(WORDS) == 2
-    assert _sentences("SKIPPED: step_profile_rank0.sqlite does not contain OS Runtime trace data.") == 0
-    assert _sentences("00:01.0 PCI bridge: Intel Corporation Device 09a2 (rev 04)") == 0
+    assert sentences(WORDS) == 2
+    assert sentences("SKIPPED: step_profile_rank0.sqlite does not contain OS Runtime trace data.") == 0
+    assert sentences("00:01.0 PCI bridge: Intel Corporation Device 09a2 (rev 04)") == 0
 
 
 def test_issue_body_with_two_fenced_outputs_reads_each_block(tmp_path):
@@ -79,18 +78,24 @@ def test_same_facts_as_separate_files(tmp_path):
     assert apart and apart <= measured(ingest([post]).facts)
 
 
+@pytest.mark.parametrize("sample", sorted(p.name for p in FORMATS.iterdir() if p.suffix in (".txt", ".log")))
+def test_no_sample_tool_output_is_a_post(sample):
+    """Every real tool output we keep is one tool's, never a post."""
+    lines = (FORMATS / sample).read_text(errors="replace").splitlines()
+    assert not post_spans(lines), sample
+
+
 @pytest.mark.parametrize("sample", ["lspci-vvv.txt", "nsys-stats-stdout.txt", "ibstat.txt", "nvidia-smi-q.txt", "perf-report-smmu-callgraph.txt", "perf-report-smmu.txt", "perf-stat-default.txt", "nvidia-smi-q-legacy.txt", "lspci-vvv-legacy.txt", "turbostat.txt", "numactl-hardware-x86.txt", "megatron-train.log", "dmesg-iommu-x86.txt"])
 def test_one_tools_indented_output_is_not_a_post(sample):
     """Look-alike: tools that indent their own lines, with blank lines between sections."""
     lines = (FORMATS / sample).read_text().splitlines()
-    assert not _is_post(Document(name=sample, lines=lines))
+    assert not post_spans(lines)
 
 
 def test_one_fenced_block_without_words_is_not_a_post(tmp_path):
-    doc = Document(name="x.md", lines=["nccl.log:", "", "```", *NCCL.splitlines(), "```"])
-    assert not _is_post(doc)
+    assert not post_spans(["nccl.log:", "", "```", *NCCL.splitlines(), "```"])
     # with the user's words around it, the block is read on its own
-    assert _is_post(Document(name="x.md", lines=[WORDS, "", "```", *NCCL.splitlines(), "```"]))
+    assert post_spans([WORDS, "", "```", *NCCL.splitlines(), "```"])
 
 
 def test_a_json_pasted_in_a_fence_with_words_parses(tmp_path):
@@ -108,3 +113,22 @@ def test_prompts_inside_a_posts_blocks_split_per_block(tmp_path):
     assert got.get("issue.md#code1") == "lscpu", got
     assert got.get("issue.md#code2") == "getconf-page-size", got
     assert not any(r.status == "error" for r in _post(tmp_path, body))
+
+
+def test_plain_post_finds_the_outputs_between_words():
+    lines = [WORDS, "", "Output of lscpu:", "", *LSCPU.splitlines(), "", WORDS, "", *NCCL.splitlines()]
+    spans = plain_spans(lines)
+    assert [lines[a] for a, _ in spans] == [LSCPU.splitlines()[0], NCCL.splitlines()[0]]
+
+
+def test_plain_post_reads_like_its_attachments(tmp_path):
+    body = f"{WORDS}\n\nOutput of lscpu:\n\n{LSCPU}\n{WORDS}\n\n{NCCL}\n"
+    got = _formats(_post(tmp_path, body, "ticket.txt"))
+    assert "lscpu" in got.values() and "nccl-debug" in got.values(), got
+
+
+def test_a_tools_output_opening_with_a_sentence_is_not_a_post():
+    """Look-alike: a paragraph of words first and tool lines after it, but wrapped as one tool's
+    status (cpupower's key: value lines are output, not words)."""
+    lines = (FORMATS / "cpupower-frequency-info.txt").read_text().splitlines()
+    assert not post_spans(lines)

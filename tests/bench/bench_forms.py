@@ -18,6 +18,8 @@ Variants:
   ``issue-body``  one ``issue.md``: the notes, then each other file under its name in a fenced block
   ``details``     the same, each output inside ``<details><summary>name</summary>`` ... ``</details>``
   ``indented``    outputs as four-space indented code blocks under the notes, in one file
+  ``plain``       one ``ticket.txt``: the notes, then each output as is under "Output of <name>:"
+                  (an e-mail or a web form: no Markdown at all)
   ``prompt``      ``$ cmd`` prompts become ``alice@gpu-node-07:~$ cmd``
 """
 
@@ -55,7 +57,7 @@ def pasteable(files: Files) -> bool:
     return "manifest.json" not in files and not any("\x00" in t for t in files.values())
 
 
-POSTS = ("issue-body", "details", "indented")
+POSTS = ("issue-body", "details", "indented", "plain")
 
 
 def crlf(files: Files) -> Files:
@@ -107,6 +109,14 @@ def indented(files: Files) -> Files:
     return {"post.txt": "\n".join(body)}
 
 
+def plain(files: Files) -> Files:
+    notes, rest = _notes_first(files)
+    body = [notes.rstrip(), ""]
+    for name, text in rest:
+        body += [f"Output of {name}:", "", text.rstrip(), ""]
+    return {"ticket.txt": "\n".join(body)}
+
+
 _PROMPT = re.compile(r"^(\s*)\$ ", re.MULTILINE)
 
 
@@ -116,7 +126,7 @@ def prompt(files: Files) -> Files:
 
 VARIANTS: dict[str, Callable[[Files], Files]] = {
     "crlf": crlf, "renamed": renamed, "issue-body": issue_body, "details": details, "indented": indented,
-    "prompt": prompt,
+    "plain": plain, "prompt": prompt,
 }
 
 

@@ -889,8 +889,13 @@ class _Reader:
 
         self.cloud_shape()
         self.bisect_change()
-        if len(self.roles) == 1:
-            role, (index, platform, sentence) = next(iter(self.roles.items()))
+        roles = dict(self.roles)
+        if set(roles) == {"container", "guest"}:
+            # a container on a cloud instance or in a VM ("p4d + docker") is both: the container
+            # is what the job sees, as platform.virtualization says it (container wins over guest)
+            del roles["guest"]
+        if len(roles) == 1:
+            role, (index, platform, sentence) = next(iter(roles.items()))
             fields = {"container": platform} if role == "container" else {}
             self.add(Virtualization, index, ("platform",), role=role, evidence=f"reported: {_cut(sentence, 120)}",
                      **fields)

@@ -120,6 +120,16 @@ def test_issue_code_fence_is_not_read_as_context_or_numbers():
     assert not [f for f in facts if f.fact_type == "platform.virtualization"]
 
 
+def test_container_on_a_cloud_instance_is_a_container():
+    # "p4d + docker": a cloud VM and a container both stated; the job sees the container
+    ctx = read("I am trying to use EFA on p4d + docker, with a DLC-based image.\n")
+    virt = one(ctx, "platform.virtualization")
+    assert (virt.role, virt.container) == ("container", "docker")
+    # a cloud instance alone stays a guest; a container said to run on bare metal stays unresolved
+    assert one(read("We run nccl-tests on p4d.24xlarge instances.\n"), "platform.virtualization").role == "guest"
+    assert not of_type(read("We run it in docker on bare metal nodes, and on GCP VMs too.\n"), "platform.virtualization")
+
+
 def test_crlf_note_through_ingestion():
     res = ingest([PROSE / "crlf-note.txt"])
     [rec] = res.inputs

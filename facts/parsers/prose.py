@@ -222,8 +222,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
-    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
-                                 r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
+    # "band width" as two words, "lower bandwidth than I expected"
+    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?band ?width (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
+                                 r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding

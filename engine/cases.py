@@ -8,6 +8,8 @@
       in_top_3: [rank-numa-misbinding]   # must be among the first three
       not_in_top_3: [...]                # look-alikes that must not rank high
       max_confidence: 0.5                # healthy controls: no hypothesis at or above this
+      min_confidence:                    # a cause that must stand at least this high (not refuted away)
+        numa-per-socket-layout-mismatch: 0.05
       fixes:                             # remediation id -> commands it must render for this node
         widen-nccl-ib-hca:
           - export NCCL_IB_HCA==mlx5_0,mlx5_3    # a step's or an alternative's command, exactly
@@ -86,6 +88,10 @@ def judge(expect: dict[str, Any], ranking: list[tuple[str, float]]) -> tuple[lis
     for cause in expect.get("not_in_top_3", []) or []:
         if cause in ids[:3]:
             problems.append(f"{cause} should not be in the top 3: {ids[:3]}")
+    confidence = dict(ranking)
+    for cause, floor in (expect.get("min_confidence") or {}).items():
+        if confidence.get(cause, 0.0) < float(floor):
+            problems.append(f"expected {cause} at confidence >= {floor}, got {confidence.get(cause)}")
     if "max_confidence" in expect:
         worst = [(i, c) for i, c in ranking if c >= float(expect["max_confidence"])]
         if worst:

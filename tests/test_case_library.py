@@ -53,3 +53,11 @@ def test_public_corpus_floor(kb):
     summary = summarize(results)["public"]["all"]
     rate = summary["now"]["top3"]["rate"] or 0.0
     assert rate >= PUBLIC_TOP3_FLOOR, summary
+
+
+def test_min_confidence_expectation_both_sides():
+    from clusterdx.engine.cases import judge
+    ranking = [("a", 0.2), ("b", 0.004)]
+    assert judge({"min_confidence": {"b": 0.05}}, ranking)[0]
+    assert judge({"min_confidence": {"a": 0.05}}, ranking)[0] == []
+    assert judge({"min_confidence": {"c": 0.05}}, ranking)[0]

@@ -54,6 +54,7 @@ class NcclNet(_NcclFact):
     fact_type = "nccl.net"
     doc = "Network NCCL uses ('IB', 'Socket', or a plugin's name) with the devices it listed."
     net: str
+    #: 'IB', 'Socket' (also a net plugin whose libfabric provider is tcp/sockets/udp), or ''
     transport: str = ""
     selected: bool = True
     devices: list[str] = []

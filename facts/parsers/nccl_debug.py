@@ -122,7 +122,9 @@ _NET_USING = re.compile(r"^NET/(\w+)\s*:\s*Using (.*)$")
 _NET_DEV = re.compile(r"\[(\d+)\]([^\s\[\];]+)")
 _OOB = re.compile(r"OOB ([^\s:]+)")
 _USING_NETWORK = re.compile(r"^Using network (.+?)\s*$")
-_OFI_NICS = re.compile(r"^NET/OFI Selected Provider is \S+ \(found (\d+) nics\)")
+_OFI_NICS = re.compile(r"^NET/OFI Selected Provider is (\S+) \(found (\d+) nics\)")
+#: libfabric providers that carry traffic over the host's TCP/IP stack: the plugin then runs on sockets
+_OFI_SOCKET_PROVIDERS = frozenset({"tcp", "sockets", "udp", "tcp;ofi_rxm", "udp;ofi_rxd"})
 _GDR_HCA = re.compile(r"^NET/(\w+)\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+) '([^']*)'")
 _GDR_GPU = re.compile(
     r"GPU Direct RDMA (Enabled|Disabled) for GPU (\w+)(?:\[\d+\])? / HCA (\d+)(?: '[^']*')?"
@@ -290,6 +292,7 @@ class _State:
         self.ranks: dict[tuple, tuple[int, int]] = {}  # (host, pid, dev) -> (nranks, rank)
         self.devlists: dict[tuple, dict[str, tuple[int, dict]]] = {}
         self.ofi_nics: dict[tuple, int] = {}
+        self.ofi_provider: dict[tuple, str] = {}
         self.transports: dict[tuple, dict[str, Any]] = {}
         self.p2p_off: dict[str, dict[str, Any]] = {}
         self.last_warn: dict[tuple, list[Any]] = {}
@@ -787,7 +790,8 @@ class _State:
             return _IDEM
         r = _OFI_NICS.match(msg)
         if r:
-            self.ofi_nics[(p.host, p.pid)] = int(r.group(1))
+            self.ofi_nics[(p.host, p.pid)] = int(r.group(2))
+            self.ofi_provider[(p.host, p.pid)] = r.group(1).lower()
             return _IDEM
         r = _DATA_DIRECT.search(msg)
         if r:
@@ -844,6 +848,8 @@ class _State:
             lists[family] = (found[0], found[1], found[2], True)
         else:
             n = self.ofi_nics.get((p.host, p.pid), 0)
+            if not family and self.ofi_provider.get((p.host, p.pid)) in _OFI_SOCKET_PROVIDERS:
+                family = "Socket"  # the plugin loaded, but its provider runs on the host's TCP stack
             fields = dict(transport=family, devices=[], device_count=n)
         entry = self.emit(m.NcclNet, i, p, key=(net, tuple(fields["devices"])), net=net, selected=True,
                           **fields)

@@ -82,8 +82,9 @@ _ITERS = re.compile(r"warmup iters: (\d+) iters: (\d+)")
 _AGG = re.compile(r"agg iters: (\d+)")
 _VALIDATION = re.compile(r"validation: (\d+)")
 _GRAPH = re.compile(r"graph: (\d+)")
+#: the host may be blank ("Pid 4349 on        device  0": no hostname, or the user cut it out)
 _DEVICE = re.compile(
-    r"^#\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+    r"^#\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?\s+Pid\s+(\d+)\s+on\s+(?:(?!device\s)(\S+)\s+)?device\s+(\d+)\s+"
     r"\[([^\]]*)\]\s*(.*?)\s*$")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?")
@@ -109,6 +110,11 @@ def sniff(doc: Document) -> float:
         elif body.startswith("# Avg bus bandwidth") or body.startswith("# Out of bounds values"):
             score = max(score, 0.8)
     return score
+
+
+def _one_process(devices: list[dict]) -> int:
+    """1 when ranks printed without hosts all run in one process (one machine, then), else 0 (unknown)."""
+    return 1 if devices and len({d["pid"] for d in devices}) == 1 else 0
 
 
 def _strip_tag(line: str) -> str:
@@ -224,7 +230,7 @@ class _Parser:
             bus = d.group(6).strip()
             run.devices.append(dict(
                 rank=int(d.group(1)), group=int(d.group(2)) if d.group(2) else None,
-                pid=int(d.group(3)), host=d.group(4), device=int(d.group(5)), bus_id=bus,
+                pid=int(d.group(3)), host=d.group(4) or "", device=int(d.group(5)), bus_id=bus,
                 pci_bus=_pci_bus(bus), gpu_model=d.group(7), _line=i))
             return
         if "size" in body and "count" in body and "time" in body:
@@ -303,10 +309,10 @@ class _Parser:
         ctx, meta = self.ctx, run.meta
         hosts: list[str] = []
         for d in run.devices:
-            if d["host"] not in hosts:
+            if d["host"] and d["host"] not in hosts:
                 hosts.append(d["host"])
         node = self.doc.node
-        if node == "unknown" and run.devices:
+        if node == "unknown" and run.devices and run.devices[0]["host"]:
             node = run.devices[0]["host"]
         nranks = len(run.devices)
         rows = [r for _, r in run.rows]
@@ -338,14 +344,15 @@ class _Parser:
         fields = {k: v for k, v in meta.items() if k in NcclTestsRun.model_fields}
         fields.setdefault("nccl_version", self.nccl_version)
         ctx.add(NcclTestsRun, run.index, run.last, node=node, run_index=n, collective=collective,
-                collective_inferred=inferred, nranks=nranks, nodes=len(hosts), hosts=hosts,
+                collective_inferred=inferred, nranks=nranks, nodes=len(hosts) or _one_process(run.devices), hosts=hosts,
                 gpu_model=run.devices[0]["gpu_model"] if run.devices else "", rows=len(rows),
                 avg_busbw=run.avg, bw_check=run.bw_check, out_of_bounds=run.oob,
                 failure=run.failure, completed=run.completed, ok=ok,
                 single_rank_processes=single, **fields, **summary)
         for d in run.devices:
             line = d.pop("_line")
-            ctx.add(NcclTestsDevice, line, node=d["host"], run_index=n, **d)
+            # a rank printed without a host belongs to the document's node
+            ctx.add(NcclTestsDevice, line, node=d["host"] or node, run_index=n, **d)
         for line, row in run.rows:
             ctx.add(NcclTestsResult, line, node=node, run_index=n, collective=collective,
                     nranks=nranks, **row)

@@ -222,8 +222,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
-    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?bandwidth (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
-                                 r"(?:low|poor|bad) (?:bus |inter-?node |intra-?node )?(?:bandwidth|busbw|performance|throughput)|"
+    # "band width" as two words, "lower bandwidth than I expected"
+    ("low-bandwidth", re.compile(r"\b(?:(?:bus )?band ?width (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
+                                 r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
@@ -395,6 +396,8 @@ class _Reader:
         self.seen: set[tuple[Any, ...]] = set()
         self.roles: dict[str, tuple[int, str, str]] = {}
         self.gpu_models: list[tuple[int, str, int | None]] = []
+        #: model -> the form factor the text gives it where that is not the model's usual one
+        self.gpu_forms: dict[str, str] = {}
         self.versions: dict[str, tuple[int, str]] = {}
         self.providers: dict[str, tuple[int, str]] = {}
         self.bisect: tuple[int, str] | None = None
@@ -587,16 +590,17 @@ class _Reader:
             if count is None:
                 c = _GPU_COUNT.search(sentence)
                 count = int(c.group(1)) if c else None
-            after = sentence[m.end():m.end() + 16]
-            form = row.form
-            for suffix, f in row.forms.items():
-                if re.match(r"[\s\-]{0,2}" + re.escape(suffix) + r"\b", after, re.I):
-                    form = f
-                    break
+            stated = _form_after(row.forms, sentence[m.end():m.end() + 32])
+            form = stated or row.form
+            if count is None and stated:
+                count = _count_after(sentence[m.end():m.end() + 40])
             self.add(ReportedInventory, index, ("inv", "gpu", row.model), item="gpu", model=row.model,
                      count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
                      text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
+            if stated and stated != row.form:
+                # the part named with its form: "H100 PCIe" selects the PCIe server's reference, not the SXM one
+                self.gpu_forms.setdefault(row.model, stated)
         for m in self._plugin_re.finditer(sentence if not sentence.rstrip().endswith("?") else ""):
             before = sentence[:m.start()]  # a question about the plugin says nothing of using it
             if _NEGATION.search(before) or _aside(before):
@@ -886,8 +890,13 @@ class _Reader:
 
         self.cloud_shape()
         self.bisect_change()
-        if len(self.roles) == 1:
-            role, (index, platform, sentence) = next(iter(self.roles.items()))
+        roles = dict(self.roles)
+        if set(roles) == {"container", "guest"}:
+            # a container on a cloud instance or in a VM ("p4d + docker") is both: the container
+            # is what the job sees, as platform.virtualization says it (container wins over guest)
+            del roles["guest"]
+        if len(roles) == 1:
+            role, (index, platform, sentence) = next(iter(roles.items()))
             fields = {"container": platform} if role == "container" else {}
             self.add(Virtualization, index, ("platform",), role=role, evidence=f"reported: {_cut(sentence, 120)}",
                      **fields)
@@ -897,6 +906,7 @@ class _Reader:
             count = next((c for _, _, c in self.gpu_models if c), None)
             driver = self.versions.get("driver", (0, ""))[1]
             cuda = self.versions.get("cuda", (0, ""))[1]
+            models = [f"{m} {self.gpu_forms[m]}" if m in self.gpu_forms else m for m in models]
             self.add(GpuSummary, index, ("gpu.summary",), gpus=count or 0, attached_gpus=count, models=models,
                      driver_version=driver, cuda_version=cuda)
 
@@ -935,6 +945,30 @@ def _aside(before: str) -> bool:
     """A comparison or past word earlier in the same clause (after the last comma, 'and', 'but')."""
     clause = _CLAUSE.split(before)[-1]
     return bool(_ASIDE.search(clause))
+
+
+#: what may stand between a GPU's name and its form factor: memory size and type, a bracket, a
+#: comma or dash ("A100 40GB PCIe", "A100-PCIE-40GB", "A100 (PCIe, 40 GB)", "H100 80GB HBM3 SXM5")
+_FORM_GAP = r"[\s\-(,/]{0,3}(?:\d{1,3}\s?GB[\s\-,/]{0,3}(?:HBM\w{0,2}e?[\s\-,/]{0,3})?)?"
+
+#: "PCIe" that names the bus rather than the card: "A100 80GB, PCIe Gen4 x16 slots"
+_BUS_AFTER = r"(?!\s{0,2}(?:Gen|\d(?:\.\d)?\b|[x×]\d|slots?\b|switch|bus\b|links?\b|lanes?\b|root|bridge|riser))"
+
+
+def _form_after(forms: dict[str, str], after: str) -> str:
+    """The form factor written right after a GPU name, '' when none (the table's suffixes only)."""
+    for suffix, f in sorted(forms.items(), key=lambda kv: -len(kv[0])):
+        if re.match(_FORM_GAP + re.escape(suffix) + r"(?![\w])" + _BUS_AFTER, after, re.I):
+            return f
+    return ""
+
+
+def _count_after(after: str) -> int | None:
+    """A count written after the part: "H100 PCIe 80GB x 8", "A100 PCIe (x4)"."""
+    m = re.match(r"[^.;:]{0,24}?(?<![\w.])[x×]\s{0,2}(\d{1,3})(?![\w.])(?!\s{0,2}(?:slots?|lanes?|links?)\b)", after)
+    if m and 0 < int(m.group(1)) <= 512:
+        return int(m.group(1))
+    return None
 
 
 def _count_before(before: str) -> int | None:

@@ -9,8 +9,9 @@ top; it becomes a ``reported.metric`` ``worker_cpu_pct`` (the percentage as writ
 
 The host CPU a user names ("CPU: AMD EPYC 7K62", "2x EPYC 7352", "Xeon Platinum 8480+") becomes a
 ``reported.inventory`` of item ``cpu`` (``model`` as written, ``form`` the vendor), and a sentence
-saying peer-to-peer traffic between the GPUs is slow ("Why is p2p performance so slow?") a
-``reported.symptom`` ``low-bandwidth`` of one machine (P2P never leaves the node).
+saying peer-to-peer traffic between the GPUs is slow ("Why is p2p performance so slow?", "GPU-to-GPU
+bandwidth is very low") a ``reported.symptom`` ``low-bandwidth`` of one machine (P2P never leaves the
+node; a sentence placing the traffic across nodes or on the network is left out).
 
 Sample input::
 
@@ -45,8 +46,14 @@ _NOT_WORKER_PCT = re.compile(r"\b(?:GPU|util\w{0,8}|memory|RAM|faster|slower|spe
 _CPU_MODEL = re.compile(r"\b(?:AMD\s{1,2})?(EPYC)(?:\(TM\)|™)?\s{1,2}(\d{4}[A-Z0-9]{0,3}|[0-9][A-Z0-9]{3})\b"
                         r"|\b(?:Intel(?:\(R\))?\s{1,2})?(Xeon)(?:\(R\))?\s{1,2}(?:(?:Platinum|Gold|Silver|CPU|Max|w\d-)\s{0,2})?"
                         r"([0-9]{4}[A-Z]{0,2}\+?|E5-\d{4}\s?v\d)(?!\w)", re.I)
-_P2P_SLOW = re.compile(r"\b(?:p2p|peer[- ]to[- ]peer)\b(?:\s{1,3}\w+){0,3}?\s{1,3}(?:is\s{1,3}|was\s{1,3}|so\s{1,3}|very\s{1,3}|too\s{1,3}|really\s{1,3}){0,2}"
-                       r"(?:slow|low|poor|bad)\b|\b(?:slow|low|poor)\s{1,3}(?:p2p|peer[- ]to[- ]peer)\b", re.I)
+#: GPU peer traffic: "p2p", "peer-to-peer", "GPU-to-GPU" (GPU-GPU, GPU to GPU)
+_PEER = r"(?:p2p|peer[- ]to[- ]peer|GPU[\s-]?(?:to|<->|-)[\s-]?GPU)"
+_P2P_SLOW = re.compile(rf"\b{_PEER}\b(?:\s{{1,3}}\w+){{0,3}}?\s{{1,3}}(?:is\s{{1,3}}|are\s{{1,3}}|was\s{{1,3}}|were\s{{1,3}}|so\s{{1,3}}|very\s{{1,3}}|"
+                       rf"too\s{{1,3}}|really\s{{1,3}}|much\s{{1,3}}){{0,2}}(?:slow|slower|low|poor|bad)\b"
+                       rf"|\b(?:slow|low|poor)\s{{1,3}}{_PEER}\b", re.I)
+#: GPU-to-GPU traffic said to cross machines is not peer traffic of one node
+_ACROSS_NODES = re.compile(r"\b(?:across|between|over)\s{1,3}(?:the\s{1,3}|two\s{1,3}|\d+\s{1,3})?(?:nodes|servers|machines|hosts)\b"
+                           r"|\binter[- ]?node\b|\bmulti[- ]?node\b|\b(?:RDMA|network|fabric|InfiniBand|RoCE)\b", re.I)
 
 
 def sentence(reader: Any, index: int, text: str) -> None:
@@ -59,7 +66,8 @@ def sentence(reader: Any, index: int, text: str) -> None:
                    form="AMD" if family.upper() == "EPYC" else "Intel", text=" ".join(text.split())[:200])
     p2p = _P2P_SLOW.search(text)
     if p2p and not re.search(r"\b(?:not|no|isn't|never)\s{1,3}(?:\w+\s{1,3}){0,2}$", text[:p2p.start()], re.I) \
-            and not re.search(r"\b(?:not|no|isn't|never|n't)\b", p2p.group(0), re.I):
+            and not re.search(r"\b(?:not|no|isn't|never|n't)\b", p2p.group(0), re.I) \
+            and not _ACROSS_NODES.search(text):
         reader.add(ReportedSymptom, index, ("symptom", "low-bandwidth", "single-node"), kind="low-bandwidth",
                    where="single-node", text=" ".join(text.split())[:200])
 

@@ -118,6 +118,16 @@ def test_warn_variants():
     assert one(ctx, "nccl.version").version == "2.18.5"
 
 
+@pytest.mark.parametrize("provider, transport", [("tcp", "Socket"), ("sockets", "Socket"), ("efa", ""), ("verbs;ofi_rxm", "")])
+def test_ofi_provider_on_tcp_is_a_socket_transport(provider, transport):
+    # aws-ofi-nccl loaded but on libfabric's tcp provider: the traffic runs on the host's TCP stack
+    ctx = parse_text(FMT, "h1:10:20 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.11.0-aws\n"
+                          f"h1:10:20 [0] NCCL INFO NET/OFI Selected Provider is {provider} (found 2 nics)\n"
+                          "h1:10:20 [0] NCCL INFO Using network AWS Libfabric\n")
+    net = one(ctx, "nccl.net")
+    assert (net.net, net.transport, net.device_count) == ("AWS Libfabric", transport, 2)
+
+
 def test_plugin_variants():
     ctx = parse_fixture(FMT, "nccl-debug-plugin-variants.log")
     loaded = {(p.node, p.kind, p.name) for p in of_type(ctx, "nccl.plugin") if p.loaded}

@@ -203,3 +203,27 @@ _LINES = [ln for name in OWN for ln in (FORMATS / name).read_text().splitlines()
 def test_never_raises_on_mangled_reports(lines, cut):
     _check("\n".join(ln[: len(ln) - cut % (len(ln) + 1)] if i % 3 == 0 else ln
                      for i, ln in enumerate(lines)))
+
+
+_BLANK_HOST = """# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#
+# Using devices
+#  Rank  0 Group  0 Pid   4349 on        device  0 [0x01] NVIDIA A100 80GB PCIe
+#  Rank  1 Group  0 Pid   4349 on        device  1 [0x23] NVIDIA A100 80GB PCIe
+#
+"""
+
+
+def test_device_lines_without_a_host_belong_to_the_document_node():
+    ctx = parse_text(FMT, _BLANK_HOST)
+    devs = of_type(ctx, "nccltests.device")
+    assert [(d.host, d.device, d.gpu_model) for d in devs] == [("", 0, "NVIDIA A100 80GB PCIe"), ("", 1, "NVIDIA A100 80GB PCIe")]
+    assert all(d.node == ctx.facts[0].node and d.node for d in devs)
+    (run,) = of_type(ctx, "nccltests.run")
+    assert (run.nodes, run.hosts) == (1, [])  # one process: one machine
+
+
+def test_blank_hosts_in_several_processes_leave_the_node_count_unknown():
+    text = _BLANK_HOST.replace("Rank  1 Group  0 Pid   4349", "Rank  1 Group  0 Pid   4350")
+    (run,) = of_type(parse_text(FMT, text), "nccltests.run")
+    assert run.nodes == 0

@@ -122,6 +122,16 @@ def test_issue_code_fence_is_not_read_as_context_or_numbers():
     assert not [f for f in facts if f.fact_type == "platform.virtualization"]
 
 
+def test_container_on_a_cloud_instance_is_a_container():
+    # "p4d + docker": a cloud VM and a container both stated; the job sees the container
+    ctx = read("I am trying to use EFA on p4d + docker, with a DLC-based image.\n")
+    virt = one(ctx, "platform.virtualization")
+    assert (virt.role, virt.container) == ("container", "docker")
+    # a cloud instance alone stays a guest; a container said to run on bare metal stays unresolved
+    assert one(read("We run nccl-tests on p4d.24xlarge instances.\n"), "platform.virtualization").role == "guest"
+    assert not of_type(read("We run it in docker on bare metal nodes, and on GCP VMs too.\n"), "platform.virtualization")
+
+
 def test_crlf_note_through_ingestion():
     res = ingest([PROSE / "crlf-note.txt"])
     [rec] = res.inputs
@@ -223,6 +233,42 @@ def test_gpu_count_and_form():
     assert (inv.model, inv.count, inv.form) == ("H100", 8, "PCIe")
     inv = one(read("We got H100 NVL cards in a new box\n"), "reported.inventory")
     assert (inv.count, inv.form) == (None, "NVL")
+
+
+@pytest.mark.parametrize("text, count, form", [
+    ("We have 2x A100 40GB PCIe per node.", 2, "PCIe"),
+    ("GPU: NVIDIA A100-PCIE-40GB", None, "PCIe"),
+    ("4 x A100 (PCIe, 40 GB) in each box", 4, "PCIe"),
+    ("NVIDIA H100 PCIe 80GB x 8", 8, "PCIe"),
+    ("NVIDIA A100 80GB PCIe cards", None, "PCIe"),
+    ("H100 80GB HBM3 SXM5 on each node", None, "SXM"),
+    ("4x A100 80GB SXM4", 4, "SXM"),
+    ("two H200 NVL boards", None, "NVL"),
+])
+def test_gpu_form_read_past_memory_and_brackets(text, count, form):
+    inv = [f for f in of_type(read(text + "\n"), "reported.inventory") if f.item == "gpu"]
+    assert [(f.count, f.form) for f in inv] == [(count, form)]
+
+
+@pytest.mark.parametrize("text", [
+    "8 x NVIDIA H100 80GB HBM3 in each node",      # no form written: the SKU's usual (SXM)
+    "A100 80GB, PCIe Gen4 x16 slots on the riser",  # PCIe names the bus, not the card
+    "A100 for training, the PCIe switch is shared",
+])
+def test_gpu_form_lookalikes_keep_the_usual_form(text):
+    inv = [f for f in of_type(read(text + "\n"), "reported.inventory") if f.item == "gpu"]
+    assert [(f.form, f.count) for f in inv] == [("SXM", None if "8 x" not in text else 8)]
+
+
+def test_gpu_summary_names_the_stated_form_for_the_reference():
+    from clusterdx.facts.reference import infer
+    facts = read("Two nodes, each with 8x H100 PCIe.\n").facts
+    assert one(read("Two nodes, each with 8x H100 PCIe.\n"), "gpu.summary").models == ["H100 PCIe"]
+    assert infer(facts).system.id == "h100-pcie-2x400g"
+    # the usual form adds nothing to the name: the SXM reference
+    sxm = read("Two nodes, each with 8x H100 SXM.\n")
+    assert one(sxm, "gpu.summary").models == ["H100"]
+    assert infer(sxm.facts).system.id.startswith("dgx-h100")
 
 
 def test_longest_gpu_name_wins():

@@ -85,6 +85,20 @@ def test_host_cpu_models_and_slow_p2p():
     assert _said("Two Intel(R) Xeon(R) Platinum 8480+ per node.\n") == [("reported.inventory", "Xeon 8480+", "Intel")]
 
 
+def test_gpu_to_gpu_slow_inside_one_server():
+    assert _said("GPU-to-GPU bandwidth is very low inside this one server.\n") == [
+        ("reported.symptom", "low-bandwidth", "single-node")]
+    assert _said("Copies GPU to GPU are much slower than on the Xeon box.\n") == [
+        ("reported.symptom", "low-bandwidth", "single-node")]
+
+
+def test_gpu_to_gpu_lookalikes():
+    # across machines it is network traffic, not peer traffic of one node; fine is not slow
+    assert _said("GPU-to-GPU bandwidth between the two nodes is very low.\n") == []
+    assert _said("GPU to GPU over RoCE is slow.\n") == []
+    assert _said("GPU-to-GPU bandwidth is fine, the loader is slow.\n") == []
+
+
 def test_p2p_lookalikes():
     # P2P said to be fine, and a CPU word without a model number
     assert _said("P2P is not slow at all here, the EPYC box is fine.\n") == []

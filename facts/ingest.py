@@ -1032,9 +1032,10 @@ class _Run:
 
     def _post_record(self, doc: Document, path: str, finish, warnings: list[InputWarning]) -> InputRecord:
         """A post's record: its code blocks first, each an input of its own, then the user's words
-        on the lines no block's tool took (log lines left out), as prose."""
+        on the lines no block's tool took, as prose."""
         taken = self._code_blocks(doc, path)
-        lines = ["" if doc.lineno(i) in taken or LOG_LINE.match(ln) else ln for i, ln in enumerate(doc.lines)]
+        # a line no block's tool took stays the user's (a title quoting an error is a symptom)
+        lines = ["" if doc.lineno(i) in taken else ln for i, ln in enumerate(doc.lines)]
         ctx = _read_prose(dataclasses.replace(doc, lines=lines), self.formats)
         facts = list(ctx.facts) if ctx is not None else []
         for line, message in (ctx.warnings if ctx is not None else []):

@@ -25,12 +25,18 @@ from typing import Sequence
 
 from clusterdx.facts.embedded import code_spans
 
+#: paragraphs of a plain post looked at for its opening words
+OPENING_PARAGRAPHS = 4
 #: lines looked at for a fence or a paragraph of words before a document is taken for a post
 MAX_SCAN = 5000
 
 #: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
 LOG_LINE = re.compile(r"^\s*(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
+#: the share of plain lower-case words in the user's words: a technical sentence ("I have two
+#: machines, each with 8 H100-80G GPUs and 4 400Gbps CX7 RDMA cards") is about half plain words,
+#: a tool's line far fewer
+PLAIN_SHARE = 0.45
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 #: a tool's ``key: value`` line (cpupower, nvidia-smi -q, ibstat): output, however wordy its key
 _KEY_VALUE = re.compile(r"^\s*[\w .()/+-]{1,48}:\s+\S")
@@ -50,7 +56,7 @@ def sentences(text: str) -> int:
     n = 0
     for part in _SENTENCE_END.split(text):
         words = part.split()
-        n += len(words) >= (10 if part.endswith(":") else 6) and _plain(words) >= 0.6 * len(words)
+        n += len(words) >= (10 if part.endswith(":") else 6) and _plain(words) >= PLAIN_SHARE * len(words)
     return n
 
 
@@ -99,7 +105,7 @@ def _is_words(lines: Sequence[str]) -> bool:
     if sum(bool(_KEY_VALUE.match(ln)) for ln in lines) * 2 >= len(lines) and len(lines) > 1:
         return False
     words = " ".join(ln.strip() for ln in lines).split()
-    return len(words) >= 6 and _plain(words) >= 0.6 * len(words)
+    return len(words) >= 6 and _plain(words) >= PLAIN_SHARE * len(words)
 
 
 def _is_heading(lines: Sequence[str]) -> bool:
@@ -123,8 +129,19 @@ def plain_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     post opens with words (one tool's output opens with its own header), so a document whose
     first paragraph is not words has none."""
     paras = _paragraphs(lines[:MAX_SCAN])
-    opening = paras[1] if len(paras) > 1 and _is_heading(lines[paras[0][0]:paras[0][1]]) else (paras or [None])[0]
-    if opening is None or not _opens_with_words(lines[opening[0]:opening[1]]):
+    # the opening: words with a sentence among the first paragraphs, past at most a title, a
+    # greeting ("Hi,") and a short list of versions ("Nccl 2.8.3", "Cuda 10.2") - short lines,
+    # none of them a log line
+    opened = False
+    for a, b in paras[:OPENING_PARAGRAPHS]:
+        if _opens_with_words(lines[a:b]):
+            opened = True
+            break
+        if _is_heading(lines[a:b]):
+            continue  # a title may quote the error ("# NCCL WARN NET/IB : Got completion ...")
+        if b - a > 6 or any(LOG_LINE.match(ln) or len(ln) > 100 for ln in lines[a:b]):
+            break
+    if not opened:
         return []
     spans: list[tuple[int, int]] = []
     run: tuple[int, int] | None = None

@@ -433,6 +433,7 @@ EXPECTED: dict[str, str | dict[int, str]] = {
     "numactl-hardware-x86.txt": "numactl-hardware",
     "nvidia-smi-q-legacy.txt": "nvidia-smi-q",
     "nvidia-smi-q.txt": "nvidia-smi-q",
+    "nvidia-smi-L.txt": "nvidia-smi-list",
     "nvidia-smi-q.xml": "nvidia-smi-q-xml",
     "nvidia-smi-topo-gb200.txt": "nvidia-smi-topo",
     "nvidia-smi-topo-h100-8nic.txt": "nvidia-smi-topo",

@@ -223,7 +223,10 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
     # "band width" as two words, "lower bandwidth than I expected"
+    # "the collective bandwidth inside the box is much lower than we expected", "only a few GB/s"
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?band ?width (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
+                                 r"band ?width (?:[\w-]{1,20} ){0,4}?(?:is|was|are|were|seems?|looks?) (?:much |very |really |quite |far |way |too |so )?(?:lower|low|poor|bad|slow)|"
+                                 r"only (?:a few|about |around |~)?\s?\d{0,4}(?:\.\d{1,3})?\s?(?:GB/s|Gb/s|GB/sec|GBps)|"
                                  r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
 ]

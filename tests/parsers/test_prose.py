@@ -529,6 +529,9 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("as soon as the workload is distributed on a second machine it becomes 10x slower", "no-speedup", "multi-node"),
     ("the bus bandwidth was very low and unstable", "low-bandwidth", ""),
     ("nccl tests on g6e nodes max out at 3GBps", "low-bandwidth", "multi-node"),
+    ("the collective bandwidth inside the box is much lower than we expected", "low-bandwidth", ""),
+    ("all_reduce_perf gives only a few GB/s between the cards", "low-bandwidth", ""),
+    ("we get only 12 GB/s", "low-bandwidth", ""),
     ("When running the container it does not detect infiniband and GDRDMA.", "rdma-not-used", ""),
     ("in the pod we can just see the only one gpu that has been allocated", "gpus-hidden", ""),
     ("Distributed Training Fails on InfiniBand with the default Docker image", "rdma-not-used", "multi-node"),
@@ -555,6 +558,8 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("It works fine over InfiniBand.", "rdma-not-used"),
     ("The error rate on the links is zero and bandwidth is low.", "error"),
     ("We have 8 nodes with 8 GPUs each.", "at-scale"),
+    ("The bandwidth is 180 GB/s as expected after the fix.", "low-bandwidth"),
+    ("The bandwidth of the new links is fine.", "low-bandwidth"),
 ])
 def test_symptom_lookalikes(text, kind):
     found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]

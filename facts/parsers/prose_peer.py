@@ -49,12 +49,13 @@ Tensorflow getting slower and slower.
 """
 
 #: values that only a broken copy gives (zeros, garbage, corruption) and values many bugs give
-_CORRUPT = re.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|are|is)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
+_CORRUPT = re.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
 _BAD_VALUE = re.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?))\b", re.I)
 #: a copy or transfer between two GPUs
 _BETWEEN_GPUS = re.compile(r"\b(?:(?:from\s{1,3})?(?:one|a)\s{1,3}GPU\s{1,3}to\s{1,3}(?:another|the\s{1,3}other|a\s{1,3}second)|"
                            r"GPU[\s-]{0,3}to[\s-]{0,3}GPU|peer[\s-]to[\s-]peer|P2P|(?:between|across)\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3})?GPUs|"
-                           r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d)\b", re.I)
+                           r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d|"
+                           r"(?:GPU|device)\s{0,2}\d{1,2}\s{1,3}(?:to|->|and)\s{1,3}(?:GPU|device)\s{0,2}\d{1,2}|cudaMemcpyPeer\w{0,5})\b", re.I)
 #: only several GPUs show it: "only when I use multiple GPUs", "single GPU training is fine"
 _ONLY_MULTI = re.compile(r"\bonly\s{1,3}(?:\w+\s{1,3}){0,4}?(?:multi-?\s?GPU|multiple\s{1,3}GPUs|more\s{1,3}than\s{1,3}(?:one|1)\s{1,3}GPU|"
                          r"(?:several|two|2|\d{1,2})\s{1,3}(?:or\s{1,3}more\s{1,3})?GPUs)|"
@@ -119,7 +120,7 @@ def sentence(reader: Any, index: int, text: str) -> None:
                    where="single-node", text=_cut(text))
 
     off = _PEER_OFF.search(text)
-    if off and _THEN_WORKS.search(text):
+    if off and (_THEN_WORKS.search(text) or _NOT_THEN.search(text)):
         word = (off.group(1) or off.group(2)).lower()
         name = ("nvidia_peermem" if "peer" in word and "mem" in word else
                 "gpudirect-rdma" if word.startswith(("gdr", "gpu")) else "p2p")

@@ -73,23 +73,29 @@ _THEN_WORKS = re.compile(r"\b(?:works?|worked|working|runs?\s{1,3}(?:\w+\s{1,3})
                          r"succeed\w{0,3}|pass(?:es|ed)|(?:is|are)\s{1,3}gone|goes\s{1,3}away|went\s{1,3}away|no\s{1,3}longer)\b", re.I)
 _NOT_THEN = re.compile(r"\b(?:(?:does|did|do)(?:n'?t|\s{1,3}not)|not|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 
+#: a while into the run: "after a few hours", "after about 3 hours", "after 20000 steps"
+_SPAN = (r"\s{1,3}(?:about\s{1,3}|around\s{1,3}|roughly\s{1,3}|~\s{0,1})?(?:a\s{1,3}few\s{1,3}|a\s{1,3}couple\s{1,3}of\s{1,3}|several\s{1,3}|some\s{1,3}|"
+         r"many\s{1,3}|\d{1,6}\s{1,3})(?:minutes|hours|days|steps|iterations|epochs)")
+_RATE = (r"(?:throughput|speed|performance|perf|examples?/s\w{0,3}|samples?/s\w{0,3}|it/s|tokens?/s\w{0,3}|images?/s\w{0,3}|"
+         r"FPS|bandwidth|busbw|TFLOPS|MFU|GPU\s{1,3}util\w{0,9}|clocks?)")
+_FALL = r"(?:degrad\w{1,5}|worsen\w{0,3}|drops?|dropping|decreas\w{1,3}|declin\w{1,3}|falls?|falling)"
 #: slower the longer it runs: a verb of getting slower, then a clause saying the run went on
 _TIME_CLAUSE = (r"\s{1,3}(?:[\w./%~-]{1,20}\s{1,3}){0,6}?"
                 r"(?:over\s{1,3}time|with\s{1,3}time|"
                 r"(?:as|when|while)\s{1,3}(?:the\s{1,3})?(?:number\s{1,3}of\s{1,3})?(?:training\s{1,3})?(?:steps?|iterations?|epochs?|time|run)\s{1,3}"
                 r"(?:increase|grow|go|progress|pass|goes|continue)\w{0,3}|"
                 r"the\s{1,3}longer\s{1,3}(?:it|the\s{1,3}\w+)\s{1,3}(?:runs?|trains?|goes)|"
-                r"after\s{1,3}(?:a\s{1,3}few\s{1,3}|a\s{1,3}couple\s{1,3}of\s{1,3}|several\s{1,3}|some\s{1,3}|many\s{1,3}|\d{1,6}\s{1,3})"
-                r"(?:minutes|hours|days|steps|iterations|epochs))\b")
+                r"after" + _SPAN + r")\b")
 _OVER_TIME = [
     # getting slower is about speed whatever the subject
     re.compile(r"\b(?:slower\s{1,3}and\s{1,3}slower|(?:progressively|gradually|increasingly|steadily)\s{1,3}slower|"
                r"(?:slow\w{0,3}\s{0,2}down|slower|deteriorat\w{1,5})" + _TIME_CLAUSE + ")", re.I),
     # falling is, when a rate falls: "throughput drops after a few hours", "2.1 it/s, then it drops ...";
     # not when another quantity is named in between ("throughput is fine, the loss drops ...")
-    re.compile(r"\b(?:throughput|speed|performance|perf|examples?/s\w{0,3}|samples?/s\w{0,3}|it/s|tokens?/s\w{0,3}|images?/s\w{0,3}|"
-               r"FPS|bandwidth|busbw|TFLOPS|MFU|GPU\s{1,3}util\w{0,9}|clocks?)\b\W{0,3}(?:(?!loss|acc|error|memory|mem\b|temp)\S{1,20}\s{1,3}){0,8}?"
-               r"(?:degrad\w{1,5}|worsen\w{0,3}|drops?|dropping|decreas\w{1,3}|declin\w{1,3}|falls?|falling)" + _TIME_CLAUSE, re.I),
+    re.compile(r"\b" + _RATE + r"\b\W{0,3}(?:(?!loss|acc|error|memory|mem\b|temp)\S{1,20}\s{1,3}){0,8}?" + _FALL + _TIME_CLAUSE, re.I),
+    # the same with the time first: "after about 3 hours the throughput drops to 3.1 it/s"
+    re.compile(r"\b(?:after" + _SPAN + r"|over\s{1,3}time)\b\W{0,3}(?:(?!loss|acc|error|memory|mem\b|temp)\S{1,20}\s{1,3}){0,4}?"
+               + _RATE + r"\s{1,3}(?:\w{1,12}\s{1,3}){0,2}?" + _FALL + r"\b", re.I),
     # a time per step rising: "the step time keeps growing over time"
     re.compile(r"\b(?:step|iteration|epoch|batch)\s{0,2}times?\b\W{0,3}(?:(?!loss|acc|error|memory|mem\b|temp)\S{1,20}\s{1,3}){0,6}?"
                r"(?:increas\w{1,3}|grow\w{0,3}|goes\s{1,3}up|went\s{1,3}up|ris\w{1,3}|doubl\w{1,3})" + _TIME_CLAUSE, re.I),

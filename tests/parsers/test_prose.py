@@ -699,6 +699,7 @@ def test_a_workaround_stated_as_what_now_works(text, fixes):
     "Throughput decreases over time until we reboot.",
     "The step time keeps growing over time.",
     "It becomes progressively slower.",
+    "It starts at 5.2 it/s and after about 3 hours the throughput drops to 3.1 it/s.",
 ])
 def test_a_run_slowing_down_over_time(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -712,6 +713,7 @@ def test_a_run_slowing_down_over_time(text):
     "It did not slow down over time.",
     "Training is 30% slower than on the old server.",
     "Memory usage grows over time.",
+    "After a few epochs the loss drops.",
 ])
 def test_slowdown_over_time_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]

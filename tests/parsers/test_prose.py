@@ -377,7 +377,8 @@ def test_nothing_to_say_is_not_applicable():
 
 def test_long_repeated_lines_stay_linear():
     for text in ("NCCL " * 20000, "1.2.3 " * 20000, "| " * 20000, "8x " * 20000, "a" * 200000,
-                 "NCCL_X=" * 10000, "from 2.1 to " * 10000, "BIOS " * 20000):
+                 "NCCL_X=" * 10000, "from 2.1 to " * 10000, "BIOS " * 20000, "it/s " * 20000,
+                 "GPU to GPU nan " * 10000, "after 3 hours " * 10000):
         start = time.perf_counter()
         try:
             read(text + "\n")
@@ -718,3 +719,9 @@ def test_a_run_slowing_down_over_time(text):
 def test_slowdown_over_time_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
     assert "slows-over-time" not in kinds, kinds
+
+
+def test_peer_module_doctests():
+    from clusterdx.facts.parsers import prose_peer
+
+    assert doctest.testmod(prose_peer).failed == 0

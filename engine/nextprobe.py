@@ -15,8 +15,8 @@ rule), or the ones that refute it fire. Each outcome is scored with the same
 entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
 Grace rule) are left out. A probe's gain is its largest weighted gain on one cause plus a quarter
 of the others (a broad dump should not win on breadth alone), weighted 3 for the two
-leading suspects (the first two the report lists; without that list, the most confident causes
-with evidence), 1.5 for other causes with evidence,
+leading suspects (the most confident causes with evidence; in a report of candidates only, whose
+confidence is mostly prior, the first two it lists), 1.5 for other causes with evidence,
 1 for causes whose unlocked rules already match the collected facts in part, 0.3 for causes
 whose rules look at something collected, and 0.1 for causes nothing points at yet (fishing),
 divided by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root, 1 when
@@ -108,8 +108,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
             attached: set[str] | None = None, listed: list[str] | None = None) -> list[Suggestion]:
     """``attached``: formats of the inputs that were read; a probe producing one of them is not
     proposed (its output is in the ticket already, even where it held fewer facts than it can).
-    ``listed``: the causes in the order the report lists them (supported, then candidates); its
-    first two are the leading suspects. Without it, the two most confident supported causes are."""
+    ``listed``: when the report holds candidates only, the order it lists them in (most lifted by the
+    evidence first); its first two are the leading suspects. Without it, the two most confident
+    supported causes are."""
     from clusterdx.facts.derive import obtainable
 
     assert kb.graph is not None

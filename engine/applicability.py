@@ -94,7 +94,8 @@ def rule_not_applicable(rule: Any, kb: Any, facts: Sequence[Any]) -> str:
     needs = {getattr(f, "fact", f) for f in rule.requires.facts}
     if ("tool.fleet" in tags or any(t.startswith("fleet.") for t in needs)) \
             and _named_nodes(facts) < MIN_FLEET_NODES:
-        return "compares nodes of a fleet; these inputs describe fewer than 3 nodes"
+        # short enough for one line of the text report: these inputs describe fewer nodes
+        return f"compares {MIN_FLEET_NODES} or more nodes of a fleet"
     nodes = [kb.nodes[e.node] for e in rule.evidence if e.node in kb.nodes]
     reasons = [not_applicable_to(n.applies_to, facts) for n in nodes]
     if nodes and all(reasons):

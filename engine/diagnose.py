@@ -167,8 +167,11 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     attached = {i.format for i in target.inputs
                 if getattr(i, "status", "") in ("parsed", "partial") and i.format
                 and "|" not in (getattr(i, "command", None) or "")}
+    # candidates only: their confidence is mostly prior, the order they are listed in is the evidence's
+    order = [s.cause for s, _ in listed] if all(st == "candidate" for _, st in listed) else None
     suggestions = suggest(kb, results, refs, present, bound, site.priors, payloads=[f.payload() for f in known],
-                          engine_rules={r.id: r for r in engine.rules}, attached=attached) if next_probes else []
+                          engine_rules={r.id: r for r in engine.rules}, attached=attached,
+                          listed=order) if next_probes else []
     if gap is not None:
         # a busbw gap is explained only by causes that act through slower collectives
         sharing = [h for h in hypotheses if gap.basis == "baseline"

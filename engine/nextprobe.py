@@ -15,7 +15,8 @@ rule), or the ones that refute it fire. Each outcome is scored with the same
 entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
 Grace rule) are left out. A probe's gain is its largest weighted gain on one cause plus a quarter
 of the others (a broad dump should not win on breadth alone), weighted 3 for the two
-leading suspects (the most confident causes with evidence), 1.5 for other causes with evidence,
+leading suspects (the most confident causes with evidence; in a report of candidates only, whose
+confidence is mostly prior, the first two it lists), 1.5 for other causes with evidence,
 1 for causes whose unlocked rules already match the collected facts in part, 0.3 for causes
 whose rules look at something collected, and 0.1 for causes nothing points at yet (fishing),
 divided by its cost: one unit, plus its duration in minutes, plus 0.5 when it needs root, 1 when
@@ -104,9 +105,12 @@ def _h(p: float) -> float:
 def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef], present_types: set[str],
             gap_pct: float | None = None, priors: dict[str, str] | None = None, limit: int = 5,
             payloads: list[dict] | None = None, engine_rules: dict | None = None,
-            attached: set[str] | None = None) -> list[Suggestion]:
+            attached: set[str] | None = None, listed: list[str] | None = None) -> list[Suggestion]:
     """``attached``: formats of the inputs that were read; a probe producing one of them is not
-    proposed (its output is in the ticket already, even where it held fewer facts than it can)."""
+    proposed (its output is in the ticket already, even where it held fewer facts than it can).
+    ``listed``: when the report holds candidates only, the order it lists them in (most lifted by the
+    evidence first); its first two are the leading suspects. Without it, the two most confident
+    supported causes are."""
     from clusterdx.facts.derive import obtainable
 
     assert kb.graph is not None
@@ -116,7 +120,12 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     conf = {s.cause: s.confidence for s in base}
     leading = {s.cause for s in base if s.supported}
     # the two leading suspects are what the next probe should tell apart
-    top_two = {s.cause for s in sorted((s for s in base if s.supported), key=lambda s: -s.confidence)[:2]}
+    # (the report's own order when given: a candidate listed first because the evidence lifted it
+    # most is a leading suspect even when a rival with a higher prior is more confident)
+    if listed:
+        top_two = set(listed[:2])
+    else:
+        top_two = {s.cause for s in sorted((s for s in base if s.supported), key=lambda s: -s.confidence)[:2]}
     # a cause is in context when something collected is what its rules look at (lscpu for the
     # CPU-power causes): the user was already looking there
     in_context: set[str] = set()
@@ -203,7 +212,7 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     # for each of the two leading suspects, the collection that would settle it best, whatever it
     # costs, comes first: that is the command an expert would ask for; cheaper ones follow
     first: list[Suggestion] = []
-    leaders = sorted(top_two, key=lambda c: -conf.get(c, 0.0))
+    leaders = [c for c in listed if c in top_two] if listed else sorted(top_two, key=lambda c: -conf.get(c, 0.0))
     for cause in leaders:
         # ties go to the more specific collection (fewer other rules), then the cheaper one
         best = max(out, key=lambda s: (round(s.per_cause.get(cause, 0.0), 6), -len(s.unlocks), -s.cost),

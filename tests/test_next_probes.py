@@ -177,3 +177,21 @@ def test_a_probe_whose_output_is_attached_is_not_asked_for(kb):
     assert "lscpu" in read
     asked = {kb.probes[p.id].format for p in report.next_probes if p.id in kb.probes}
     assert not (asked & read), asked & read
+
+
+@pytest.mark.parametrize("words", [
+    "Copying a tensor from one GPU to another gives zeros; through the CPU it is right.\n",
+    "Our DDP job hangs at the first all_reduce on 4x RTX A6000. With NCCL_P2P_DISABLE=1 it runs fine.\n",
+])
+def test_peer_traffic_symptom_leads_with_the_probe_that_tells_iommu_from_acs(kb, tmp_path, words):
+    """A symptom of broken peer DMA, nothing measured: the IOMMU and ACS causes lead the answer as
+    candidates and the first probe is the one that reads both (not one that only tells a VM-only
+    rival with a higher prior from one of them)."""
+    (tmp_path / "notes.md").write_text(words)
+    report = diagnose(collect_paths([str(tmp_path)]), kb=kb)
+    top3 = [h.id for h in report.hypotheses[:3]]
+    assert {"iommu-translation-on-bare-metal", "pcie-acs-enabled"} <= set(top3), top3
+    first = report.next_probes[0]
+    assert first.id == "p2p-iommu-acs", [p.id for p in report.next_probes]
+    assert set(first.separates) == {"iommu-translation-on-bare-metal", "pcie-acs-enabled"}
+

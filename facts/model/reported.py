@@ -134,9 +134,11 @@ class ReportedSymptom(_Reported):
     #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
     #: 'containers-split' (several containers on one node, each with part of its GPUs),
     #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error' (the job stops
-    #: with an error: a crash, an NCCL WARN or error code, a timeout)
+    #: with an error: a crash, an NCCL WARN or error code, a timeout), 'multi-gpu-wrong-data' (zeros,
+    #: garbage or NaN only from traffic between GPUs), 'slows-over-time' (throughput falls the longer
+    #: a run goes on)
     kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent",
-                  "one-core", "containers-split", "multi-gpu-slower", "error"]
+                  "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""
@@ -145,7 +147,8 @@ class ReportedSymptom(_Reported):
 class ReportedWorkaround(_Reported):
     fact_type = "reported.workaround"
     doc = "A setting the user says makes the problem go away (or not): 'NCCL_P2P_DISABLE=1 resolves it'."
-    #: the variable or kernel parameter ('NCCL_P2P_DISABLE', 'iommu')
+    #: the variable or kernel parameter ('NCCL_P2P_DISABLE', 'iommu'), or a path switched off in words
+    #: ('nvidia_peermem', 'gpudirect-rdma', 'p2p', with value 'off')
     name: str
     value: str = ""
     #: 'fixes' (resolves, works, helps) or 'no-effect' (does not help)

@@ -80,7 +80,8 @@ _RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
 _GPU = re.compile(r"^GPU([0-9]{1,6})$")
 _NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 _HEADER = re.compile(r"^[ \t]+GPU0(?:[ \t]|$)")
-_ROW = re.compile(r"^(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
+#: a row may be indented when the whole matrix was pasted into a ticket as a block (four spaces)
+_ROW = re.compile(r"^[ \t]{0,8}(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
 
 
 def sniff(doc: Document) -> float:

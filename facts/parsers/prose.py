@@ -18,8 +18,9 @@ when a comparison or past word comes earlier in the same sentence. Context words
 or file name (``/opt/nccl-2.18/lib``) is not a version statement.
 
 GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker CPU load, host CPU
-models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`) are read per
-sentence by their own modules.
+models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
+between GPUs, the peer path switched off in words and a slowdown over a run
+(:mod:`clusterdx.facts.parsers.prose_peer`) are read per sentence by their own modules.
 
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
 over it, and ingestion runs it on documents no format took (:func:`read_leftover`).
@@ -72,7 +73,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cpu, prose_gpu
+from clusterdx.facts.parsers import prose_cpu, prose_gpu, prose_peer
 
 SAMPLE = """\
 ## Environment
@@ -252,9 +253,12 @@ _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linke
 _SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
 _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
-#: iommu=pt", "setting amd_iommu=off helps"; "does not help" is the other answer
+#: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
+#: GPUs as I like"; "does not help" is the other answer
 _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
-                    r"went away|no longer|makes? it (?:work|run|pass))\b", re.I)
+                    r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
+                    # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
+                    r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
 _NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 _WORKAROUND_SETTING = re.compile(
@@ -466,9 +470,11 @@ class _Reader:
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
             prose_cpu.sentence(self, index, sentence)
+            prose_peer.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
+        prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 
     def settings(self, index: int, text: str) -> None:
         from clusterdx.facts.model.env import EnvVar
@@ -742,6 +748,8 @@ class _Reader:
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
+            prose_peer.sentence(self, index, sentence)
+        prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 
     def shortfall(self, index: int, text: str) -> None:
         """A measured bandwidth and the one the user expected on the same line, as a fraction."""

@@ -153,3 +153,19 @@ def test_mangled_header_with_thousands_of_columns_is_a_parse_error():
     with pytest.raises(ParseError, match="device columns"):
         parse_text("nvidia-smi-topo", text)
     assert time.process_time() - start < 2.0
+
+
+def test_matrix_indented_as_a_block_in_a_ticket():
+    # pasted into a Markdown ticket with four spaces before every line, tabs turned into spaces
+    text = ("            GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity\n"
+            "    GPU0     X      NV4     NODE    0-63,128-191    0\n"
+            "    GPU1    NV4      X      NODE    0-63,128-191    0\n"
+            "    GPU2    NODE    NODE     X      0-63,128-191    0\n")
+    doc = Document.from_text(text)
+    assert nvidia_smi_topo.sniff(doc) >= 0.8
+    ctx = parse_text("nvidia-smi-topo", text)
+    links = {(l.a, l.b): l.link for l in of_type(ctx, "topo.link")}
+    assert links[("GPU0", "GPU1")] == "NV4" and links[("GPU0", "GPU2")] == "NODE"
+    # a line indented far more than a block paste is not a matrix row
+    deep = "            GPU0    GPU1\n" + " " * 20 + "GPU0     X      NV4\n"
+    assert nvidia_smi_topo.sniff(Document.from_text(deep)) < 0.8

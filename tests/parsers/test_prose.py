@@ -425,7 +425,8 @@ def test_nothing_to_say_is_not_applicable():
 
 def test_long_repeated_lines_stay_linear():
     for text in ("NCCL " * 20000, "1.2.3 " * 20000, "| " * 20000, "8x " * 20000, "a" * 200000,
-                 "NCCL_X=" * 10000, "from 2.1 to " * 10000, "BIOS " * 20000):
+                 "NCCL_X=" * 10000, "from 2.1 to " * 10000, "BIOS " * 20000, "it/s " * 20000,
+                 "GPU to GPU nan " * 10000, "after 3 hours " * 10000):
         start = time.perf_counter()
         try:
             read(text + "\n")
@@ -690,3 +691,90 @@ def test_gpus_said_to_talk_over_pcie_without_a_model():
 def test_list_values_keep_their_commas(text, name, value):
     env = {f.name: f.value for f in facts_of(text + "\n") if f.fact_type == "env.var"}
     assert env[name] == value, env
+
+
+# -- wrong data between GPUs, the peer path switched off in words, a slowdown over a run ---------
+
+@pytest.mark.parametrize("text", [
+    "Moving a tensor from one GPU to another GPU, results in data corruption (silently with no warning or errors).",
+    "cudaMemcpyPeer from device 0 to device 1 gives back garbage values.",
+    "A GPU-to-GPU copy returns all zeros on the destination.",
+    "The loss becomes NaN after a few steps, but only when I use multiple GPUs.",
+    "I have nan in losses after few iterations. It happens only when I use multiple GPUs.",
+    "Training gives wrong results with 4 GPUs. A single GPU works fine.",
+])
+def test_wrong_data_between_gpus_as_users_write_it(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "multi-gpu-wrong-data" in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "The loss becomes NaN after 100 steps.",  # NaN alone: many bugs give it
+    "The loss becomes NaN on a single GPU and on 8 GPUs alike.",
+    "The copy from one GPU to another is correct, no corruption.",
+    "We moved the data from one GPU to another to balance memory.",
+    "Wrong results? No, the values match on every GPU.",
+])
+def test_wrong_data_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "multi-gpu-wrong-data" not in kinds, kinds
+
+
+@pytest.mark.parametrize("text, name, effect", [
+    ("When disabling nv_peer_memory, nccl-tests runs fine.", "nvidia_peermem", "fixes"),
+    ("After `rmmod nvidia_peermem` the job completes.", None, None),  # no word that it then works
+    ("After rmmod nvidia-peermem it works, just slower.", "nvidia_peermem", "fixes"),
+    ("With GPUDirect RDMA disabled the training runs fine.", "gpudirect-rdma", "fixes"),
+    ("Turning off P2P fixes the hang.", "p2p", "fixes"),
+    ("Unloading nv_peer_mem did not help.", "nvidia_peermem", "no-effect"),
+])
+def test_peer_path_switched_off_in_words(text, name, effect):
+    found = [(w.name, w.effect) for w in facts_of(text + "\n") if w.fact_type == "reported.workaround"]
+    assert found == ([(name, effect)] if name else []), found
+
+
+@pytest.mark.parametrize("text, fixes", [
+    ("If I set the environment variable `NCCL_P2P_DISABLE=1`, I can use as many GPUs as I like.", True),
+    ("With NCCL_P2P_DISABLE=1 the job runs fine.", True),
+    ("With NCCL_P2P_DISABLE=1 I can train on all 8 GPUs.", True),
+    ("We set NCCL_P2P_DISABLE=1 in our template.", False),  # configuration, not a workaround
+])
+def test_a_workaround_stated_as_what_now_works(text, fixes):
+    ctx = facts_of(text + "\n")
+    works = [w for w in ctx if w.fact_type == "reported.workaround" and w.effect == "fixes"]
+    assert bool(works) is fixes
+    assert bool([f for f in ctx if f.fact_type == "env.var"]) is not fixes
+
+
+@pytest.mark.parametrize("text", [
+    "Tensorflow getting slower and slower",
+    "The first 11000 steps doesn't show appreciable deterioration for a fresh reboot, but it deteriorates when the steps increase.",
+    "Training starts at 2.1 it/s, then it drops to about 1.2 it/s after a few hours.",
+    "Throughput decreases over time until we reboot.",
+    "The step time keeps growing over time.",
+    "It becomes progressively slower.",
+    "It starts at 5.2 it/s and after about 3 hours the throughput drops to 3.1 it/s.",
+])
+def test_a_run_slowing_down_over_time(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "slows-over-time" in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "The loss decreases over time.",
+    "The throughput is fine, the loss drops after a few epochs.",
+    "The step time drops after 10 warmup steps.",
+    "It did not slow down over time.",
+    "Training is 30% slower than on the old server.",
+    "Memory usage grows over time.",
+    "After a few epochs the loss drops.",
+])
+def test_slowdown_over_time_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "slows-over-time" not in kinds, kinds
+
+
+def test_peer_module_doctests():
+    from clusterdx.facts.parsers import prose_peer
+
+    assert doctest.testmod(prose_peer).failed == 0

@@ -134,9 +134,11 @@ class ReportedSymptom(_Reported):
     #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
     #: 'containers-split' (several containers on one node, each with part of its GPUs),
     #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error' (the job stops
-    #: with an error: a crash, an NCCL WARN or error code, a timeout)
+    #: with an error: a crash, an NCCL WARN or error code, a timeout), 'below-peak' (the result held
+    #: against an advertised, theoretical, peak or bidirectional figure), 'asks-expected' (the user
+    #: asks whether the result is expected or normal)
     kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent",
-                  "one-core", "containers-split", "multi-gpu-slower", "error"]
+                  "one-core", "containers-split", "multi-gpu-slower", "error", "below-peak", "asks-expected"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

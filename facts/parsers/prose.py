@@ -218,7 +218,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     ("error", re.compile(r"\b(?:NCCL\s{1,2}WARN|NCCL\s{1,2}Error\s{0,2}\d|NCCL\s{1,2}failure|(?:unhandled|internal)\s{1,2}(?:system\s{1,2}|cuda\s{1,2})?error|"
                          r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|crash(?:es|ed|ing)?|segfault\w{0,2}|"
                          r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
-                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8}))\b", re.I)),
+                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8})|"
+                         # "we get error below", "got the following error"; a process that aborts with a
+                         # signal or a corrupted heap ("Signal: Aborted (6)", "free(): corrupted unsorted chunks")
+                         r"(?:get|gets|got|getting|hit|hits)\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3}|same\s{1,3}|below\s{1,3})?|this\s{1,3})?errors?|"
+                         r"Signal:\s{0,3}(?:Aborted|Segmentation fault)|Aborted\s{1,3}\(core dumped\)|Segmentation fault|"
+                         r"free\(\):\s{0,3}(?:invalid|corrupted|double free))\b", re.I)),
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),

@@ -22,14 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.versions import in_range, version_key
 
-Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv"]
+Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv"]
 
 
 class ReleaseEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
     versions: list[str]
-    kind: Literal["regression", "changed-default"]
+    #: predates-platform: the release is older than the first one that supports the GPUs the
+    #: conditions name (it also bites when the ticket does not show the version, see the deriver)
+    kind: Literal["regression", "changed-default", "predates-platform"]
     cause: str
     when: list[Condition] = []
     #: conditions that may stay undecided: the entry is then "likely" rather than "possible"

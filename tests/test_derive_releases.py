@@ -80,3 +80,28 @@ def test_setting_required_entry():
     cross = EnvVar(node="n1", source=SRC, name="NCCL_CROSS_NIC", value="1")
     assert "cross-nic-ring-alternation-2.26.2" in _issues([_version("2.23.4"), _comm(2), cross])
     assert "cross-nic-ring-alternation-2.26.2" not in _issues([_version("2.23.4"), _comm(2)])
+
+
+def _run(model: str, version: str = "") -> NcclTestsRun:
+    return NcclTestsRun(node="n1", source=SRC, run_index=0, collective="all_reduce", nranks=8, nodes=2,
+                        gpu_model=model, nccl_version=version)
+
+
+def test_blackwell_before_its_first_release_applies_on_both_sides_of_2_25_1():
+    assert _issues([_run("NVIDIA GB200", "2.21.5")])["blackwell-support-2.25.1"].applies == "applies"
+    assert _issues([_run("NVIDIA B200", "2.25.0")])["blackwell-support-2.25.1"].applies == "applies"
+    assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA B200", "2.25.1")])
+    # a look-alike: the same old release on Hopper is no platform problem
+    assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA H100 80GB HBM3", "2.21.5")])
+
+
+def test_blackwell_without_any_version_is_version_unknown():
+    issue = _issues([_run("NVIDIA GB200")])["blackwell-support-2.25.1"]
+    assert (issue.applies, issue.version, issue.unknown) == ("version-unknown", "", ["version"])
+    assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA A100-SXM4-80GB")])
+    assert _issues([]) == {}
+
+
+def test_a_newer_library_in_the_same_ticket_decides_platform_support():
+    # a stale nccl-tests header (2.21.5) beside the NCCL log banner of the library loaded (2.26.2)
+    assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA GB200", "2.21.5"), _version("2.26.2")])

@@ -32,6 +32,15 @@ HITS = [
     ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'", "nvls-cuda-failure"),
     ("nvidia-fabricmanager.service: Failed with result 'exit-code'", "fabric-manager-down"),
     ("fabric manager reports a non critical error on GPU 3", "fabric-manager-down"),
+    ("[Oct 31 2023 20:59:37] [ERROR] [tid 527118] failed to release multicast team with handle 171170, cannot find "
+     "the team", "fabric-manager-log-error"),
+    ("[Mar 02 2024 08:11:40] [ERROR] [tid 3021] NVSwitch port 12 link training failed", "fabric-manager-log-error"),
+    ("the FM log keeps saying it failed to find the GPU handle in the multicast team", "nvswitch-multicast-team-error"),
+    ("fastmoe: Test NCCL failure common.cu:777 'unhandled system error'", "nccl-unhandled-system-error"),
+    ("RuntimeError: NCCL Error 2: unhandled system error", "nccl-unhandled-system-error"),
+    ("inside the pod the memlock limit is only 64 KB", "memlock-limit"),
+    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, ncclSystemError: System call "
+     "(e.g. socket, malloc) or external library call failed", "nccl-unhandled-system-error"),
     ("6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)", "ofi-tcp-provider"),
     ("[0]:Unable to write to EQ: Missing or unavailable event queue. err: Unknown error -12 (-12) prov_errno: "
      "Unknown error -12 (-12) prov/efa/src/rxr/rxr.h:993", "rdma-registration-enomem"),
@@ -53,6 +62,12 @@ HITS = [
 ]
 
 LOOKALIKES = [
+    "[Oct 31 2023 20:45:27] [INFO] [tid 526845] Successfully configured all the available NVSwitches",  # FM, no error
+    "2024-03-02 08:11:40 [ERROR] [tid 3021] worker failed",             # another daemon's ERROR line
+    "NCCL INFO NVLS multicast support is available on dev 0",           # multicast in use, no failure
+    "RuntimeError: NCCL Error 3: internal error",                       # another NCCL error code
+    "    --ulimit memlock=-1 --ulimit stack=67108864 \\",                  # memlock unlimited: the fix
+    "the container runs with host IPC and memlock unlimited",           # the same, in words
     "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",   # RDMA in use
     "we mounted /dev/shm with 32G and it works",                        # shm mentioned, no failure
     "iommu: Default domain type: Passthrough",                           # IOMMU line, no fault
@@ -121,7 +136,8 @@ def test_unrecognized_text_with_a_signature_is_read():
                              "RuntimeError: NCCL error: unhandled system error, NCCL WARN Cuda failure "
                              "'peer access is not supported between these two devices'\n", name="x")
     [rec] = ingest_documents([doc]).inputs
-    assert (rec.format, rec.status, rec.facts) == ("text", "parsed", 1) and "signature" in rec.reason
+    # two signatures: the system error and the peer-access failure
+    assert (rec.format, rec.status, rec.facts) == ("text", "parsed", 2) and "signature" in rec.reason
 
 
 def test_long_lines_are_cheap():

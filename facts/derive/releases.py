@@ -16,13 +16,15 @@ from typing import Callable, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived_runs import NcclReleaseIssue
-from clusterdx.facts.releases import entries_for
+from clusterdx.facts.releases import entries_for, table
 from clusterdx.facts.versions import version_key
 
 #: GPU names of Grace superchips (NVLink-C2C between CPU and GPU)
 _C2C = re.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
 #: multi-node NVLink systems
 _MNNVL = re.compile(r"\b(GB200|GB300)\b", re.I)
+#: Blackwell GPUs (tool names such as "NVIDIA B200" and "NVIDIA GB200" too)
+_BLACKWELL = re.compile(r"\b(B200|B300|GB200|GB300|Blackwell)\b", re.I)
 #: GPUs without NVLink between them in common servers
 _PCIE = re.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
 _SXM = re.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
@@ -122,6 +124,7 @@ def _nvlink(facts: Sequence[Fact]) -> Decision:
 
 CONDITIONS: dict[str, Callable[[Sequence[Fact]], Decision]] = {
     "roce": _roce, "ib": _ib, "amd-cpu": _amd, "c2c": _by_gpu(_C2C), "mnnvl": _mnnvl,
+    "blackwell": _by_gpu(_BLACKWELL),
     "pcie-gpus": _pcie, "nvlink-gpus": _nvlink, "multi-node": _multi_node, "sendrecv": _sendrecv,
 }
 
@@ -146,15 +149,38 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
     return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
 
 
+def _unknown_version(facts: Sequence[Fact], decided: dict[str, Decision]) -> list[Fact]:
+    """No NCCL version anywhere in the ticket, on GPUs that a platform entry names: the entry is
+    listed as ``version-unknown``, so the rules can ask for the version (never a finding alone)."""
+    out: list[Fact] = []
+    gpus = [f for f in of_type(facts, "gpu.device") + of_type(facts, "nccltests.run") + of_type(facts, "gpu.summary")
+            + of_type(facts, "reported.inventory")]
+    if not gpus:
+        return out
+    src = gpus[0]
+    for entry in table().entries:
+        if entry.kind != "predates-platform" or not entry.when or not all(decided[c] is True for c in entry.when):
+            continue
+        out.append(NcclReleaseIssue(
+            node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,
+            version="", entry=entry.id, kind=entry.kind, cause=entry.cause, applies="version-unknown",
+            unknown=["version"], summary=" ".join(entry.summary.split()), remedy=entry.remedy,
+            reference=entry.reference))
+    return out
+
+
 def derive(facts: Sequence[Fact]) -> list[Fact]:
     versions = _versions(facts)
-    if not versions:
-        return []
     decided = {name: fn(facts) for name, fn in CONDITIONS.items()}
+    if not versions:
+        return _unknown_version(facts, decided)
     settings = _settings(facts)
     out: list[Fact] = []
+    newest = versions[-1][0]
     for version, src in versions:
         for entry in entries_for(version):
+            if entry.kind == "predates-platform" and version != newest:
+                continue  # the ticket also shows a newer library (a stale header, a second run): the newest decides
             states = [decided[c] for c in entry.when]
             if any(s is False for s in states):
                 continue

@@ -78,12 +78,13 @@ class NcclReleaseIssue(Fact):
            "changed default, the root cause it points at, and whether its conditions hold here.")
     version: str
     entry: str
-    #: "regression" or "changed-default"
+    #: "regression", "changed-default" or "predates-platform"
     kind: str
     #: the root cause the entry is evidence for
     cause: str
     #: "applies": every condition holds; "likely": the undecided ones are those the table says usually
-    #: hold; "possible": none fails but others could not be decided
+    #: hold; "possible": none fails but others could not be decided; "version-unknown": a
+    #: predates-platform entry whose GPUs are there while the ticket shows no NCCL version
     applies: str
     #: conditions the facts could not decide
     unknown: list[str] = []

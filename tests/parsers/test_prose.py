@@ -546,6 +546,14 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
     ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
     ("jobs die at NCCL init", "error", ""),
+    ("# HGX A100 can not reach peak bandwidth on 2nd Gen NVSwitch ?", "below-peak", ""),
+    ("We only get 230 GB/s while the advertised NVLink bandwidth is 600 GB/s.", "below-peak", ""),
+    ("busbw is far below the theoretical bandwidth of NVLink 4.", "below-peak", ""),
+    ("Why can't we get the 900 GB/s bidirectional bandwidth NVIDIA quotes?", "below-peak", ""),
+    ("The results are much lower than the spec sheet numbers.", "below-peak", ""),
+    ("Is this expected or should it be possible to achieve higher performance?", "asks-expected", ""),
+    ("Is this a bug or expected behavior?", "asks-expected", ""),
+    ("Are these numbers normal for PCIe?", "asks-expected", ""),
 ])
 def test_symptoms_as_users_write_them(text, kind, where):
     found = [(s.kind, s.where) for s in of_type(read(text + "\n"), "reported.symptom")]
@@ -561,6 +569,10 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("We have 8 nodes with 8 GPUs each.", "at-scale"),
     ("The bandwidth is 180 GB/s as expected after the fix.", "low-bandwidth"),
     ("The bandwidth of the new links is fine.", "low-bandwidth"),
+    ("The peak busbw we measured is 180 GB/s, only on node 3 it is lower.", "below-peak"),
+    ("We reach the theoretical bandwidth on all nodes.", "below-peak"),
+    ("This is expected to be fixed in the next release.", "asks-expected"),
+    ("It is normal that the first iteration is slow.", "asks-expected"),
 ])
 def test_symptom_lookalikes(text, kind):
     found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]

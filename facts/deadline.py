@@ -30,6 +30,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from clusterdx.facts.base import printable
+
 #: the default of every command's ``--timeout``, in seconds
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -70,7 +72,8 @@ class Deadline:
 
     def not_read(self, path: str, stage: str = "reading inputs") -> None:
         self._hit(stage)
-        self.inputs_not_read.append(path)
+        # a name read with surrogateescape (not UTF-8) must stay writable as JSON
+        self.inputs_not_read.append(printable(path))
 
     def not_derived(self, name: str) -> None:
         self._hit("deriving facts")

@@ -31,7 +31,8 @@ OPENING_PARAGRAPHS = 4
 MAX_SCAN = 5000
 
 #: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
-LOG_LINE = re.compile(r"^\s*(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
+#: (the leading blanks are possessive: a long line of blanks would otherwise cost time squared)
+LOG_LINE = re.compile(r"^\s*+(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
 #: the share of plain lower-case words in the user's words: a technical sentence ("I have two
 #: machines, each with 8 H100-80G GPUs and 4 400Gbps CX7 RDMA cards") is about half plain words,

@@ -69,6 +69,21 @@ def test_deadline_mid_folder_keeps_what_was_read(tmp_path):
     assert len(dl.inputs_not_read) == statuses.count("skipped")
 
 
+def test_names_not_read_are_shown_escaped_and_the_report_is_still_json(tmp_path):
+    # the hostile bench's case: a file whose name is not UTF-8, left unread by the deadline
+    d = tmp_path / "ticket"
+    d.mkdir()
+    bad = os.fsdecode(b"env-\xff\xfe.txt")
+    (d / bad).write_text("vm.swappiness = 60\n")
+    dl = after(0)
+    target = collect_paths([d], deadline=dl)
+    shown = [r.path for r in target.inputs]
+    assert dl.inputs_not_read == shown and len(shown) == 1 and shown[0].endswith("env-\\xff\\xfe.txt")
+    diag = run_diagnosis(target, deadline=dl)
+    from clusterdx.explainers.json_out import render
+    assert json.loads(render(diag.report))["incomplete"]["inputs_not_read"] == shown
+
+
 def test_deadline_reaches_transcript_segments():
     from clusterdx.facts.document import Document
     from clusterdx.facts.ingest import ingest_documents

@@ -132,3 +132,24 @@ def test_a_tools_output_opening_with_a_sentence_is_not_a_post():
     status (cpupower's key: value lines are output, not words)."""
     lines = (FORMATS / "cpupower-frequency-info.txt").read_text().splitlines()
     assert not post_spans(lines)
+
+
+def test_long_blank_and_character_lines_do_not_stall_post_detection():
+    # the hostile bench's find: a 50 KB line of blanks cost LOG_LINE seven seconds, every time a
+    # paragraph holding it was tested for the user's words; a hang detector, not a timing
+    import signal
+
+    def stalled(*_):
+        raise TimeoutError("post detection took over 20 s on long lines")
+
+    lines = ["# Slow all-reduce", "", "Hi, our two nodes are much slower than expected since the upgrade.", ""]
+    for c in (" ", "\t", "a", ":", "NCCL "):
+        lines += [c * (50_000 // len(c)) + "!", "", "The output above is from the first node, the second one looks the same.", ""]
+    old = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(20)
+    try:
+        spans = plain_spans(lines) + post_spans(lines)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert spans  # the long lines are pasted output between the user's words

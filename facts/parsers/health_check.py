@@ -183,9 +183,10 @@ def sniff_dcgmi(doc: Document) -> float:
 
 _S = r"(PASS(?:ED)?|FAIL(?:ED|URE)?|ERROR|WARN(?:ING)?|SKIP(?:PED)?|OK)"
 #: ``PASS: text`` / ``[FAIL] text`` / ``FAIL - text`` (status first)
-_LEAD = re.compile(r"^\s*(?:\[[\d:. T-]{8,32}\]\s*)?[\[(]?\s*" + _S + r"\s*[\])]?\s*(?:[:\-]\s*|\s+)(\S.*)$")
-#: ``Check X ....... : PASSED`` / ``X: FAIL`` / ``X ... OK`` (status last)
-_TRAIL = re.compile(r"^\s*(?:\[[\d:. T-]{8,32}\]\s*)?(?:Check(?:ing)?\s+)?(\S.*?)\s*(?:\.{3,}|:|\s-{1,3}|\s\[)\s*"
+_LEAD = re.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?[\[(]?\s*" + _S + r"\s*[\])]?\s*(?:[:\-]\s*|\s+)(\S.*)$")
+#: ``Check X ....... : PASSED`` / ``X: FAIL`` / ``X ... OK`` (status last); a run of dots is taken
+#: whole, from its first dot, or a long one costs time squared
+_TRAIL = re.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?(?:Check(?:ing)?\s+)?(\S.*?)\s*(?:(?<!\.)\.{3,}+|:|\s-{1,3}|\s\[)\s*"
                     + _S + r"\s*\]?\s*(?:\((.*)\))?\s*$", re.I)
 _NHC = re.compile(r"Health check (passed|failed):\s+(\S+?)(?::\s*|\s+|$)(.*)$", re.I)
 _CHECK_NAME = re.compile(r"^([A-Za-z_][\w.-]{0,60}|[A-Za-z][\w ./-]{0,40}?)\s*:\s+(.*)$")

@@ -698,7 +698,7 @@ _NUMACTL_OPTS = {
 _NUMACTL_QUERY = {"-H", "--hardware", "-s", "--show", "-V", "--version", "--help", "-h"}
 _LITERAL_LIST = re.compile(r"^\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?){0,256}$")
 _CASE = re.compile(r"^\s*case\s+[\"']?\$\{?(\w+)\}?[\"']?\s+in\b")
-_ARM = re.compile(r"^\s*\(?\s*([\w*\"'|-]{1,40}?)\s*\)")
+_ARM = re.compile(r"^\s*+\(?\s*+([\w*\"'|-]{1,40}?)\s*\)")
 _BIND_QUICK = re.compile(r"\b(?:numactl|taskset)\b")
 
 
@@ -899,7 +899,7 @@ _LAUNCH_LINE = re.compile(
     r"|(?:apptainer|singularity)\s+(?:exec|run))\s+(?:-|\S+\s+-|\\$)"
 )
 _BIND_LINE = re.compile(
-    r"^\s*(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+){0,8}(?:\S*/)?"
+    r"^\s*+(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+){0,8}(?:\S*/)?"
     r"(?:numactl\s+(?:--(?:cpunodebind|cpubind|membind|physcpubind|preferred|interleave|localalloc)\b|-[NmCpil]\s?\S)"
     r"|taskset\s+(?:-a?c\s+|--cpu-list\s+)[0-9$])"
 )

@@ -202,6 +202,8 @@ def _header(ctx: ParseContext, run: _Run, i: int, line: str) -> None:
         # _KV backtracks badly on long lines; header lines are under 100 characters
         ctx.warn(i, f"header line of {len(line)} characters not read: {line.strip()[:60]!r}")
         return
+    if ":" not in line:
+        return  # no key: value pair, and _KV would try every start
     for m in _KV.finditer(line):
         key, value = m.group(1).strip().lower(), m.group(2).strip()
         if key == "device":

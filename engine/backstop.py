@@ -140,18 +140,57 @@ def _kill_group(pid: int) -> None:
             continue
 
 
+#: how many files of one folder the fallback names one by one (the rest are counted)
+_LIST_CAP = 20_000
+
+
+def _files_given(given: str) -> list[tuple[str, int]]:
+    """Every file under a path given, each as ingestion would have shown it, so a stopped run
+    still accounts for each input. Symbolic links are listed, never followed; past the cap the
+    folder itself is listed with the count of what was left out."""
+    if not os.path.isdir(given) or os.path.islink(given):
+        return [(given, 0)]
+    out: list[tuple[str, int]] = []
+    more = 0
+    stack = [given]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            out.append((folder, 0))
+            continue
+        for e in entries:
+            try:
+                sub = e.is_dir(follow_symlinks=False)
+            except OSError:
+                sub = False
+            if sub:
+                stack.append(os.path.join(folder, e.name))
+            elif len(out) < _LIST_CAP:
+                out.append((os.path.join(folder, e.name), 0))
+            else:
+                more += 1
+    if more:
+        out.append((given, more))
+    return out or [(given, 0)]
+
+
 def fallback_report(kb, target: list[str], baseline: list[str], deadline: Deadline, why: str,
                     redact: bool = True):
-    """The report of a run the backstop stopped: every path given, listed as not finished, and
+    """The report of a run the backstop stopped: every file under the paths given, listed as not finished, and
     ``incomplete`` saying why. Nothing of the stopped run survives, so nothing else is claimed."""
     from clusterdx import __version__
     from clusterdx.engine.report import Incomplete, InputOut, Report, ToolInfo
     from clusterdx.facts.base import printable
 
     reason = f"not finished: {why}"
-    inputs = [InputOut(path=printable(str(p), False), format=None, confidence=0.0, status="skipped", reason=reason,
+    inputs = [InputOut(path=printable(shown, False), format=None, confidence=0.0, status="skipped",
+                       reason=reason if not more else f"{reason}; {more} more files under it not listed",
                        node="node", scope="unknown", side=side)
-              for side, paths in (("target", target), ("baseline", baseline)) for p in paths]
+              for side, paths in (("target", target), ("baseline", baseline)) for p in paths
+              for shown, more in _files_given(str(p))]
     return Report(
         tool=ToolInfo(version=__version__, kb_rules=len(kb.rules),
                       kb_causes=sum(1 for n in kb.nodes.values() if n.kind == "root_cause")),

@@ -209,8 +209,10 @@ def test_cli_hang_ends_in_a_partial_report(command, monkeypatch):
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
         assert report["incomplete"]["stage"] == "stopped"
-        assert [i["path"] for i in report["inputs"]] == [str(CASE)]
-        assert report["inputs"][0]["status"] == "skipped"
+        # each file of the folder is accounted for, not the folder alone
+        files = sorted(str(f) for f in CASE.rglob("*") if f.is_file())
+        assert sorted(i["path"] for i in report["inputs"]) == files and len(files) > 1
+        assert {i["status"] for i in report["inputs"]} == {"skipped"}
     elif command == "check":
         report = json.loads(result.stdout)
         assert result.exit_code == 7 and report["incomplete"]["stage"] == "stopped"
@@ -230,3 +232,19 @@ def test_fleet_past_its_deadline_starts_no_node(tmp_path, kb):
     assert {n.status for n in report.nodes} == {"timeout"}
     assert len(report.nodes) == 3 and all("not started" in n.error for n in report.nodes)
     assert any("partial fleet report" in w and "3 nodes not started" in w for w in report.warnings)
+
+
+def test_a_stopped_run_lists_files_not_links_and_counts_past_the_cap(tmp_path, monkeypatch):
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "secret.txt").write_text("x")
+    given = tmp_path / "ticket"
+    (given / "sub").mkdir(parents=True)
+    for name in ("a.log", "sub/b.txt", "sub/c.txt"):
+        (given / name).write_text("x")
+    (given / "link").symlink_to(outside, target_is_directory=True)
+    shown = dict(backstop._files_given(str(given)))
+    assert set(shown) == {str(given / n) for n in ("a.log", "link", "sub/b.txt", "sub/c.txt")}
+    monkeypatch.setattr(backstop, "_LIST_CAP", 2)
+    listed = backstop._files_given(str(given))
+    assert len(listed) == 3 and listed[-1] == (str(given), 2)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx costs a tenth of a second to import; only graph output needs it
+    import networkx as nx
+
 
 def safe(s: Any, keep_newlines: bool = True) -> str:
     """Any name or line from the inputs (a file name, an archive member, a manifest host, a log
@@ -165,6 +167,8 @@ def causal_graph(report: Any, limit: int = 5) -> tuple[nx.DiGraph, dict[str, str
     Node kinds: the first node of a path is its root cause, the last the top symptom, the ones
     between mechanisms. Edges are the paths' consecutive pairs, all of them edges of the KB graph.
     """
+    import networkx as nx
+
     g = nx.DiGraph()
     titles: dict[str, str] = {}
     leading: list[str] = []

@@ -145,35 +145,19 @@ _LIST_CAP = 20_000
 
 
 def _files_given(given: str) -> list[tuple[str, int]]:
-    """Every file under a path given, each as ingestion would have shown it, so a stopped run
-    still accounts for each input. Symbolic links are listed, never followed; past the cap the
-    folder itself is listed with the count of what was left out."""
+    """Every entry under a path given, shown as ingestion shows it (its own folder walk), so a
+    stopped run still accounts for each input; past the cap the folder itself is listed with the
+    count of what was left out."""
     if not os.path.isdir(given) or os.path.islink(given):
         return [(given, 0)]
-    out: list[tuple[str, int]] = []
-    more = 0
-    stack = [given]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            out.append((folder, 0))
-            continue
-        for e in entries:
-            try:
-                sub = e.is_dir(follow_symlinks=False)
-            except OSError:
-                sub = False
-            if sub:
-                stack.append(os.path.join(folder, e.name))
-            elif len(out) < _LIST_CAP:
-                out.append((os.path.join(folder, e.name), 0))
-            else:
-                more += 1
-    if more:
-        out.append((given, more))
+    from pathlib import Path
+
+    from clusterdx.facts.ingest import walk_folder
+
+    entries = sorted(parts for parts, _ in walk_folder(Path(given)))
+    out = [(os.path.join(given, *parts), 0) for parts in entries[:_LIST_CAP]]
+    if len(entries) > _LIST_CAP:
+        out.append((given, len(entries) - _LIST_CAP))
     return out or [(given, 0)]
 
 

@@ -419,9 +419,7 @@ class _Run:
             self.add_file(p, display, where, st)
 
     def add_dir(self, root: Path, display: str, where: _Where) -> None:
-        entries: list[tuple[tuple[str, ...], str | None]] = []  # (rel parts, skip reason)
-        self._walk_root = os.path.realpath(root)
-        self._walk(root, (), entries)
+        entries = walk_folder(root)  # (rel parts, skip reason)
         if not entries:
             self.record(where, path=display, status="skipped", reason="empty directory")
             return
@@ -458,48 +456,6 @@ class _Run:
                             reason=f"cannot read: {exc.strerror or exc}")
                 continue
             self.add_file(full, path_display, w, st)
-
-    def _walk(self, d: Path, rel: tuple[str, ...],
-              out: list[tuple[tuple[str, ...], str | None]]) -> None:
-        try:
-            with os.scandir(d) as it:
-                items = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            out.append((rel or (".",), f"cannot list directory: {exc.strerror or exc}"))
-            return
-        for e in items:
-            parts = rel + (e.name,)
-            if _is_macos_metadata(e.name):
-                if e.is_dir(follow_symlinks=False):
-                    out.append((parts, "macOS metadata folder (not read)"))
-                else:
-                    out.append((parts, "macOS metadata file (not read)"))
-                continue
-            try:
-                if e.is_symlink():
-                    try:
-                        st = os.stat(e.path)
-                    except OSError:
-                        out.append((parts, "broken symbolic link"))
-                        continue
-                    outside = _outside(e.path, self._walk_root)
-                    if outside is not None:
-                        out.append((parts, f"symbolic link to {outside!r}, outside the folder "
-                                           "given (not followed)"))
-                    elif stat.S_ISREG(st.st_mode):
-                        out.append((parts, None))
-                    elif stat.S_ISDIR(st.st_mode):
-                        out.append((parts, "symbolic link to a directory (not followed)"))
-                    else:
-                        out.append((parts, "symbolic link to a special file (not read)"))
-                elif e.is_dir(follow_symlinks=False):
-                    self._walk(Path(e.path), parts, out)  # an empty sub-folder adds nothing
-                elif e.is_file(follow_symlinks=False):
-                    out.append((parts, None))
-                else:
-                    out.append((parts, "not a regular file (device, FIFO or socket)"))
-            except OSError as exc:
-                out.append((parts, f"cannot read: {exc.strerror or exc}"))
 
     def late(self, where: _Where, display: str, **kw) -> bool:
         """True (and the input recorded as not read) when the run's deadline has passed."""
@@ -1271,6 +1227,58 @@ def _outside(link: str, root: str) -> str | None:
     except ValueError:  # different drives
         pass
     return printable(target, keep_newlines=False)
+
+
+def walk_folder(root: Path) -> list[tuple[tuple[str, ...], str | None]]:
+    """Every entry under ``root`` as (path parts, why it is not read, or None for a file to read):
+    links are followed only to regular files inside ``root``, special files and macOS metadata are
+    named with their reason. Ingestion reads from it; a stopped run lists from it."""
+    out: list[tuple[tuple[str, ...], str | None]] = []
+    _walk(root, (), os.path.realpath(root), out)
+    return out
+
+
+def _walk(d: Path, rel: tuple[str, ...], walk_root: str,
+          out: list[tuple[tuple[str, ...], str | None]]) -> None:
+    try:
+        with os.scandir(d) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        out.append((rel or (".",), f"cannot list directory: {exc.strerror or exc}"))
+        return
+    for e in items:
+        parts = rel + (e.name,)
+        if _is_macos_metadata(e.name):
+            if e.is_dir(follow_symlinks=False):
+                out.append((parts, "macOS metadata folder (not read)"))
+            else:
+                out.append((parts, "macOS metadata file (not read)"))
+            continue
+        try:
+            if e.is_symlink():
+                try:
+                    st = os.stat(e.path)
+                except OSError:
+                    out.append((parts, "broken symbolic link"))
+                    continue
+                outside = _outside(e.path, walk_root)
+                if outside is not None:
+                    out.append((parts, f"symbolic link to {outside!r}, outside the folder "
+                                       "given (not followed)"))
+                elif stat.S_ISREG(st.st_mode):
+                    out.append((parts, None))
+                elif stat.S_ISDIR(st.st_mode):
+                    out.append((parts, "symbolic link to a directory (not followed)"))
+                else:
+                    out.append((parts, "symbolic link to a special file (not read)"))
+            elif e.is_dir(follow_symlinks=False):
+                _walk(Path(e.path), parts, walk_root, out)  # an empty sub-folder adds nothing
+            elif e.is_file(follow_symlinks=False):
+                out.append((parts, None))
+            else:
+                out.append((parts, "not a regular file (device, FIFO or socket)"))
+        except OSError as exc:
+            out.append((parts, f"cannot read: {exc.strerror or exc}"))
 
 
 def _is_macos_metadata(name: str) -> bool:

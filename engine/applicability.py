@@ -38,11 +38,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from clusterdx.facts.nodes import is_unlabelled
+
 #: architectures a rule tag ``arch.<name>`` accepts
 _ARCH_TAGS = {"arm64": {"arm64", "aarch64"}, "x86": {"x86", "x86_64", "amd64", "i686"}}
 #: fewest named nodes for a rule over several nodes (fleet outliers, drift) to have anything to read
 MIN_FLEET_NODES = 3
-_GENERIC_NODES = {"node", "unknown", "test-node", ""}
 
 
 def _values(facts: Sequence[Any], fact_type: str, fld: str) -> set[str]:
@@ -76,7 +77,7 @@ def _role(facts: Sequence[Any]) -> str:
 
 
 def _named_nodes(facts: Sequence[Any]) -> int:
-    return len({f.node for f in facts if f.node not in _GENERIC_NODES})
+    return len({f.node for f in facts if not is_unlabelled(f.node)})
 
 
 def rule_not_applicable(rule: Any, kb: Any, facts: Sequence[Any]) -> str:

@@ -24,6 +24,7 @@ from clusterdx.engine.report import (
 )
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import NO_DEADLINE, Deadline
+from clusterdx.facts.nodes import is_unlabelled
 
 _ENGINES: dict[tuple[int, str], RuleEngine] = {}
 
@@ -211,7 +212,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     )
     if report.incomplete is not None:
         report.warnings.append(deadline.summary())
-    hosts = [n for n in report.nodes if n not in GENERIC_NODES]
+    hosts = [n for n in report.nodes if not is_unlabelled(n)]
     if len(hosts) >= MIN_FLEET_NODES:
         report.warnings.append(
             f"these inputs describe {len(hosts)} hosts ({', '.join(hosts[:4])}{', ...' if len(hosts) > 4 else ''}); "
@@ -242,9 +243,6 @@ def incomplete_out(deadline: Deadline) -> Incomplete | None:
                       stages_skipped=list(deadline.stages_skipped))
 
 
-GENERIC_NODES = {"node", "unknown", "test-node", ""}
-
-
 def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3,
                      params: dict[str, dict[str, Any]] | None = None) -> list[Fact]:
     """Outliers and drift among the nodes of one diagnosis, when its inputs name several hosts
@@ -254,7 +252,7 @@ def cross_node_facts(facts: Sequence[Fact], min_nodes: int = 3,
 
     by_node: dict[str, list[Fact]] = {}
     for f in facts:
-        if f.node not in GENERIC_NODES and not f.fact_type.startswith("fleet."):
+        if not is_unlabelled(f.node) and not f.fact_type.startswith("fleet."):
             by_node.setdefault(f.node, []).append(f)
     if len(by_node) < min_nodes:
         return []
@@ -354,6 +352,28 @@ def _fact_out(fact: Fact) -> FactOut:
                    scope=fact.scope.value, reported=getattr(fact, "provenance", "measured") == "reported")
 
 
+def _rule_data(refs: dict[str, str], matches: Sequence[dict[str, Fact]]) -> dict[str, Any]:
+    """A rule's ``data`` over all its matches: the value when every match gives the same one, else
+    every distinct value in match order (lists merged), so a fix names each NIC, GPU or variable
+    the rule found, not only the first match's."""
+    data: dict[str, Any] = {}
+    for key, ref in refs.items():
+        alias, _, fld = ref.partition(".")
+        values = [getattr(b[alias], fld, None) for b in matches if alias in b]
+        if not values:
+            continue
+        seen: list[Any] = []
+        for value in values:
+            for v in (value if isinstance(value, list) else [value]):
+                if v is not None and v not in seen:
+                    seen.append(v)
+        if isinstance(values[0], list) or len(seen) > 1:
+            data[key] = seen  # lists merged, or the matches disagree: every value
+        else:
+            data[key] = seen[0] if seen else values[0]
+    return data
+
+
 def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> EvidenceOut:
     rule = kb.rules[result.rule_id]
     emit = result.evidence[emit_index]
@@ -367,11 +387,7 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
             fo = _fact_out(fact)
             if fo not in facts:
                 facts.append(fo)
-    data: dict[str, Any] = {}
-    for key, ref in rule.data.items():
-        alias, _, fld = ref.partition(".")
-        if alias in bindings:
-            data[key] = getattr(bindings[alias], fld, None)
+    data = _rule_data(rule.data, [m.bindings for m in result.matches])
     reported = rests_on_reported(result)
     return EvidenceOut(
         rule=rule.id, rule_title=rule.title, node=emit.node, effect=emit.effect,  # type: ignore[arg-type]

@@ -453,12 +453,15 @@ def _check_step_values(kb: KnowledgeBase, rem: Remediation) -> None:
     """A step's named values: each used by a command (KB601), and each supplied by the ``data`` of
     some rule that supports a cause the remediation addresses (KB602), else it always prints as
     its placeholder."""
+    from clusterdx.engine.remedy import ENGINE_VALUES, names_in
+
     supplied = {key for r in kb.rules.values() for e in r.evidence
-                if e.effect == "supports" and e.node in rem.addresses for key in r.data}
+                if e.effect == "supports" and e.node in rem.addresses for key in r.data} | ENGINE_VALUES
     for i, step in enumerate(rem.steps):
         commands = [step.command] + [v.command for v in step.variants] + [a.command for a in step.alternatives]
+        named = {n for c in commands for n in names_in(c)}
         for name in step.values:
-            if not any("{" + name + "}" in c for c in commands):
+            if name not in named:
                 _problem_at(kb, "Remediation", rem.id, ("steps", i, "values", name), "KB601",
                             f"value {name!r} is declared but no command of the step names {{{name}}}")
             if name not in supplied:

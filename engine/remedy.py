@@ -13,17 +13,37 @@ import re
 from typing import Any, Iterable, Mapping
 
 from clusterdx.engine.report import AlternativeOut, StepOut, VerificationOut
+from clusterdx.facts.nodes import is_unlabelled
 
-_NAME = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+#: ``{name}`` a value, a list comma-joined; ``{name|}`` a list space-joined (``unset A B``);
+#: ``{name|-e}`` each item after the flag (``-e A -e B``, ``-x A -x B``)
+_NAME = re.compile(r"\{([a-z_][a-z0-9_]*)(\|(?:-{1,2}[a-z][a-z-]{0,30})?)?\}")
+
+
+#: values the diagnosis supplies to every remediation, beside the rules' data: ``node``, the one
+#: named machine the supporting evidence came from (a drain command names it)
+ENGINE_VALUES = frozenset({"node"})
+
+
+def names_in(command: str) -> set[str]:
+    """The value names a command template uses, in any of the forms of :data:`_NAME`."""
+    return {m.group(1) for m in _NAME.finditer(command)}
 
 
 def evidence_values(evidence: Iterable[Any]) -> dict[str, Any]:
-    """Named values from the supporting evidence's rule data; the first rule to supply a name wins."""
+    """Named values from the supporting evidence's rule data; the first rule to supply a name wins.
+
+    ``node`` (:data:`ENGINE_VALUES`) is the machine the evidence's facts name when they name one
+    only; evidence from several hosts, or from unlabelled input, leaves it a placeholder."""
     out: dict[str, Any] = {}
+    hosts: set[str] = set()
     for ev in evidence:
         for key, value in (getattr(ev, "data", None) or {}).items():
             if value not in (None, "", [], {}) and key not in out:
                 out[key] = value
+        hosts |= {f.node for f in getattr(ev, "facts", None) or () if not is_unlabelled(f.node)}
+    if len(hosts) == 1 and "node" not in out:
+        out["node"] = hosts.pop()
     return out
 
 
@@ -57,13 +77,15 @@ def render_verification(v: Any, values: Mapping[str, Any]) -> VerificationOut:
                            values={**used, **used_e})
 
 
-def as_text(value: Any) -> str:
-    """A value as a command takes it: a list comma-joined (NCCL, taskset and numactl lists)."""
-    if isinstance(value, (list, tuple, set)):
-        return ",".join(str(v) for v in value)
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
+def as_text(value: Any, join: str | None = None) -> str:
+    """A value as a command takes it: a list comma-joined (NCCL, taskset and numactl lists), or
+    with ``join`` (``|`` and an optional flag, see :data:`_NAME`) one word per item."""
+    items = list(value) if isinstance(value, (list, tuple, set)) else [value]
+    words = ["1" if v is True else "0" if v is False else str(v) for v in items]
+    if join is None:
+        return ",".join(words)
+    flag = join[1:]
+    return " ".join(f"{flag} {w}" if flag else w for w in words)
 
 
 def fill(template: str, declared: Mapping[str, str], values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
@@ -71,12 +93,12 @@ def fill(template: str, declared: Mapping[str, str], values: Mapping[str, Any]) 
     used: dict[str, str] = {}
 
     def sub(m: re.Match[str]) -> str:
-        name = m.group(1)
+        name, join = m.group(1), m.group(2)
         if name not in declared:
             return m.group(0)
         if name in values:
             used[name] = as_text(values[name])
-            return used[name]
+            return as_text(values[name], join)
         return declared[name] or f"<{name}>"
 
     return _NAME.sub(sub, template), used

@@ -27,8 +27,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from clusterdx.facts.base import Fact, is_reported
-
-GENERIC_NODES = frozenset({"node", "unknown", ""})
+from clusterdx.facts.nodes import is_unlabelled
 
 
 def _key(fact: Fact) -> tuple[str, str]:
@@ -49,7 +48,7 @@ def reconcile(facts: Sequence[Fact]) -> list[Fact]:
     for f in facts:
         if is_reported(f) and not f.fact_type.startswith("reported."):
             nodes = measured.get(_key(f), set())
-            if f.node in nodes or (nodes and f.node in GENERIC_NODES):
+            if f.node in nodes or (nodes and is_unlabelled(f.node)):
                 continue
         out.append(f)
     return out

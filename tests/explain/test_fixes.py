@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from clusterdx.engine.diagnose import collect_paths, diagnose
-from clusterdx.engine.remedy import render_step
+from clusterdx.engine.remedy import ENGINE_VALUES, names_in, render_step
 from clusterdx.engine.schema import Step
 from clusterdx.explainers.text import render
 
@@ -64,6 +64,51 @@ def test_only_declared_names_are_substituted():
     assert out.command == "docker inspect --format '{{json .HostConfig}}' {ctr}; awk '{print $1}' 0,1,2"
 
 
+def test_a_list_value_takes_the_form_its_command_names():
+    step = Step(text="t", command="unset {names|}; docker run {names|-e} img; srun --container-env={names} x",
+                values={"names": "<variables>"})
+    out = render_step(step, {"names": ["NCCL_IB_HCA", "NCCL_IB_TC"]})
+    assert out.command == ("unset NCCL_IB_HCA NCCL_IB_TC; docker run -e NCCL_IB_HCA -e NCCL_IB_TC img; "
+                           "srun --container-env=NCCL_IB_HCA,NCCL_IB_TC x")
+    one = render_step(step, {"names": "NCCL_IB_HCA"})
+    assert one.command == "unset NCCL_IB_HCA; docker run -e NCCL_IB_HCA img; srun --container-env=NCCL_IB_HCA x"
+    # without a value every form shows the declared placeholder, and an undeclared name is left alone
+    assert render_step(step, {}).command.count("<variables>") == 3
+    odd = Step(text="t", command="echo {other|-e} {names|-e}", values={"names": "<v>"})
+    assert render_step(odd, {"names": ["A"], "other": ["B"]}).command == "echo {other|-e} -e A"
+    assert names_in("a {x|} b {y|-x} c {z} d {{json .Config}}") == {"x", "y", "z"}
+
+
+def _ev(data, *nodes):
+    from types import SimpleNamespace as NS
+    return NS(data=data, facts=[NS(node=n) for n in nodes])
+
+
+def test_node_comes_from_the_one_host_the_evidence_names():
+    from clusterdx.engine.remedy import evidence_values
+
+    assert evidence_values([_ev({"gpu": 0}, "gpu-017", "gpu-017"), _ev({}, "node")])["node"] == "gpu-017"
+    # two hosts: which one to drain is not for us to guess; unlabelled input names none
+    assert "node" not in evidence_values([_ev({}, "gpu-017"), _ev({}, "gpu-018")])
+    assert "node" not in evidence_values([_ev({}, "node", "unknown", "")])
+    # a rule that names the node itself (the one slow host among pairs) wins
+    assert evidence_values([_ev({"node": "gpu-3"}, "gpu-1")])["node"] == "gpu-3"
+
+
+def test_rule_data_keeps_every_match():
+    from types import SimpleNamespace as NS
+
+    from clusterdx.engine.diagnose import _rule_data
+
+    refs = {"name": "m.name", "nics": "u.nics", "gpu": "m.gpu"}
+    same = [{"m": NS(name="NCCL_IB_HCA", gpu=None)}, {"m": NS(name="NCCL_IB_HCA", gpu=None)}]
+    assert _rule_data(refs, same) == {"name": "NCCL_IB_HCA", "gpu": None}
+    both = [{"m": NS(name="NCCL_IB_HCA", gpu=1), "u": NS(nics=["mlx5_0", "mlx5_3"])},
+            {"m": NS(name="NCCL_IB_TC", gpu=None), "u": NS(nics=["mlx5_3", "mlx5_4"])}]
+    assert _rule_data(refs, both) == {"name": ["NCCL_IB_HCA", "NCCL_IB_TC"], "gpu": 1,
+                                      "nics": ["mlx5_0", "mlx5_3", "mlx5_4"]}
+
+
 def test_turbo_command_matches_the_driver_seen(kb):
     report = diagnose(collect_paths([CASES / "cp-governor-powersave-sysfs" / "input"]), kb=kb)
     step = _step(report, "set-cpu-governor-performance", "turbo")
@@ -103,11 +148,11 @@ def test_no_kb_command_loses_text_to_a_yaml_comment():
 def test_every_declared_value_is_supplied_by_a_rule(kb):
     for rem in kb.remediations.values():
         supplied = {k for r in kb.rules.values() for e in r.evidence
-                    if e.effect == "supports" and e.node in rem.addresses for k in r.data}
+                    if e.effect == "supports" and e.node in rem.addresses for k in r.data} | ENGINE_VALUES
         for st in rem.steps:
             for name in st.values:
                 assert name in supplied, f"{rem.id}: {name}"
-                assert "{" + name + "}" in st.command or any("{" + name + "}" in a.command for a in st.alternatives)
+                assert name in names_in(st.command) or any(name in names_in(a.command) for a in st.alternatives)
     data = yaml.safe_load((ROOT / "kb" / "remediations" / "widen-nccl-ib-hca.yaml").read_text())
     assert data["steps"][0]["values"]
 

@@ -40,6 +40,8 @@ class ReleaseEntry(BaseModel):
     requires_setting: dict[str, str] = Field(default_factory=dict)
     summary: str
     remedy: str
+    #: the first release without the problem (or the first that supports the platform)
+    fixed_in: str = ""
     #: the variable that works around it, if any
     setting: str = ""
     reference: str

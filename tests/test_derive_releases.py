@@ -41,6 +41,18 @@ def test_every_entry_has_a_reference_and_valid_bounds():
         assert set(e.unknown_ok) <= set(e.when), e.id
 
 
+def test_a_regression_names_the_first_release_outside_its_range():
+    """fixed_in is what a remediation pins: a release inside the entry's own range would pin the
+    problem again."""
+    for e in releases.table().entries:
+        if e.kind == "changed-default":
+            continue
+        assert e.fixed_in, e.id
+        assert not all(releases.in_range(e.fixed_in, b) for b in e.versions), e.id
+    issue = _issues([_version("2.16.2")])["pcie-nvlink-bridge-slowdown-2.16.2"]
+    assert issue.fixed_in == "2.16.5"
+
+
 def test_regression_without_gpu_model_is_likely():
     issue = _issues([_version("2.19.4")])["regression-2.19.3-2.19.4"]
     assert issue.applies == "likely" and issue.unknown == ["nvlink-gpus"]

@@ -165,7 +165,7 @@ def _unknown_version(facts: Sequence[Fact], decided: dict[str, Decision]) -> lis
             node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,
             version="", entry=entry.id, kind=entry.kind, cause=entry.cause, applies="version-unknown",
             unknown=["version"], summary=" ".join(entry.summary.split()), remedy=entry.remedy,
-            reference=entry.reference))
+            fixed_in=entry.fixed_in, reference=entry.reference))
     return out
 
 
@@ -194,5 +194,6 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
                 kind=entry.kind, cause=entry.cause,
                 applies="applies" if not unknown else "likely" if set(unknown) <= set(entry.unknown_ok) else "possible",
                 unknown=unknown, setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),
-                summary=" ".join(entry.summary.split()), remedy=entry.remedy, reference=entry.reference))
+                summary=" ".join(entry.summary.split()), remedy=entry.remedy, fixed_in=entry.fixed_in,
+                reference=entry.reference))
     return out

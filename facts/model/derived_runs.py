@@ -93,4 +93,6 @@ class NcclReleaseIssue(Fact):
     setting_set: bool = False
     summary: str = ""
     remedy: str = ""
+    #: the first release without the problem: the version to move to
+    fixed_in: str = ""
     reference: str = ""

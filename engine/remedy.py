@@ -21,8 +21,9 @@ _NAME = re.compile(r"\{([a-z_][a-z0-9_]*)(\|(?:-{1,2}[a-z][a-z-]{0,30})?)?\}")
 
 
 #: values the diagnosis supplies to every remediation, beside the rules' data: ``node``, the one
-#: named machine the supporting evidence came from (a drain command names it)
-ENGINE_VALUES = frozenset({"node"})
+#: named machine the supporting evidence came from (a drain command names it); ``gpu_cpus`` and
+#: ``gpu_numa``, the node's GPU-local CPUs and NUMA nodes (:func:`node_command_values`)
+ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa"})
 
 
 def names_in(command: str) -> set[str]:
@@ -44,6 +45,30 @@ def evidence_values(evidence: Iterable[Any]) -> dict[str, Any]:
         hosts |= {f.node for f in getattr(ev, "facts", None) or () if not is_unlabelled(f.node)}
     if len(hosts) == 1 and "node" not in out:
         out["node"] = hosts.pop()
+    return out
+
+
+def node_command_values(facts: Iterable[Any]) -> dict[str, str]:
+    """Values a command can take from the node itself: each GPU's local CPUs and NUMA node in GPU
+    order, space-separated for a shell array a launcher indexes by local rank (``cpus=({gpu_cpus})``).
+    Only for one node whose topo -m lists GPUs 0..n-1 with their affinity; otherwise absent."""
+    from clusterdx.facts.parsers._util import cpu_ranges
+
+    by_node: dict[str, dict[int, Any]] = {}
+    for f in facts:
+        if f.fact_type == "topo.gpu":
+            by_node.setdefault(f.node, {})[f.gpu] = f
+    if len(by_node) != 1:
+        return {}
+    gpus = next(iter(by_node.values()))
+    if sorted(gpus) != list(range(len(gpus))):
+        return {}
+    ordered = [gpus[i] for i in range(len(gpus))]
+    out: dict[str, str] = {}
+    if all(g.cpus for g in ordered):
+        out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
+    if all(g.numa_node is not None for g in ordered):
+        out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
     return out
 
 

@@ -95,6 +95,37 @@ def test_node_comes_from_the_one_host_the_evidence_names():
     assert evidence_values([_ev({"node": "gpu-3"}, "gpu-1")])["node"] == "gpu-3"
 
 
+def test_cpu_ranges_inverts_cpu_list():
+    import doctest
+
+    from clusterdx.facts.parsers import _util
+
+    assert doctest.testmod(_util).failed == 0
+    for text in ("0-55,112-167", "0,2,4-7", "3", ""):
+        assert _util.cpu_ranges(_util.cpu_list(text)) == text
+
+
+def _topo(node, gpu, cpus, numa):
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.topo import TopoGpu
+
+    return TopoGpu(node=node, source=SourceRef(input="topo.txt", line=gpu + 2), gpu=gpu, cpus=cpus, numa_node=numa)
+
+
+def test_gpu_cpu_tables_come_only_from_one_complete_topology():
+    from clusterdx.engine.remedy import node_command_values
+
+    full = [_topo("n1", g, list(range(0, 4)) if g < 2 else list(range(4, 8)), g // 2) for g in range(4)]
+    assert node_command_values(full) == {"gpu_cpus": "0-3 0-3 4-7 4-7", "gpu_numa": "0 0 1 1"}
+    # a topo -m excerpt without GPU1: indexing by local rank would bind GPU2's rank to GPU3's CPUs
+    assert node_command_values([f for f in full if f.gpu != 1]) == {}
+    # two machines' tables: which one the command is for is not known
+    assert node_command_values(full + [_topo("n2", 0, [0], 0)]) == {}
+    # NUMA Affinity N/A on one GPU: the CPU table stands, the memory-node table does not
+    partial = full[:3] + [_topo("n1", 3, [4, 5], None)]
+    assert node_command_values(partial) == {"gpu_cpus": "0-3 0-3 4-7 4-5"}
+
+
 def test_rule_data_keeps_every_match():
     from types import SimpleNamespace as NS
 

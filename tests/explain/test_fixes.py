@@ -126,6 +126,25 @@ def test_gpu_cpu_tables_come_only_from_one_complete_topology():
     assert node_command_values(partial) == {"gpu_cpus": "0-3 0-3 4-7 4-5"}
 
 
+def test_roce_interfaces_join_the_link_layer_of_one_tool_and_the_names_of_another():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.net import IbPort, NetdevMap
+
+    src = SourceRef(input="x", line=1)
+    ports = [IbPort(node="n5", source=src, device=f"mlx5_{i}", port=1, link_layer="Ethernet") for i in (0, 1, 10)]
+    names = [NetdevMap(node="n5", source=src, device=f"mlx5_{i}", port=1, netdev=f"ens{i + 1}f0np0") for i in (0, 1, 10)]
+    assert node_command_values(ports + names)["roce_netdevs"] == ["ens1f0np0", "ens2f0np0", "ens11f0np0"]
+    # one RoCE device without a name: a loop over the others would skip it silently
+    assert "roce_netdevs" not in node_command_values(ports + names[:2])
+    # InfiniBand ports have no RoCE interfaces to configure
+    ib = [p.model_copy(update={"link_layer": "InfiniBand"}) for p in ports]
+    assert "roce_netdevs" not in node_command_values(ib + names)
+    # a second host's ports: which node the command is for is not known
+    other = IbPort(node="n6", source=src, device="mlx5_0", port=1, link_layer="Ethernet")
+    assert "roce_netdevs" not in node_command_values(ports + names + [other])
+
+
 def test_rule_data_keeps_every_match():
     from types import SimpleNamespace as NS
 

@@ -23,8 +23,8 @@ _NAME = re.compile(r"\{([a-z_][a-z0-9_]*)(\|(?:-{1,2}[a-z][a-z-]{0,30})?)?\}")
 #: values the diagnosis supplies to every remediation, beside the rules' data: ``node``, the one
 #: named machine the supporting evidence came from (a drain command names it); ``gpu_cpus`` and
 #: ``gpu_numa``, the node's GPU-local CPUs and NUMA nodes; ``roce_netdevs``, the network interfaces
-#: of its RoCE ports (:func:`node_command_values`)
-ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa", "roce_netdevs"})
+#: of its RoCE ports; ``default_power_w``, its GPUs' default power limit (:func:`node_command_values`)
+ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa", "roce_netdevs", "default_power_w"})
 
 
 def names_in(command: str) -> set[str]:
@@ -53,7 +53,8 @@ def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
     """Values a command can take from the node itself: each GPU's local CPUs and NUMA node in GPU
     order, space-separated for a shell array a launcher indexes by local rank (``cpus=({gpu_cpus})``),
     only for one node whose topo -m lists GPUs 0..n-1 with their affinity; the netdevs of its RoCE
-    ports (ibdev2netdev, sysfs), only when one node shows them. Otherwise absent."""
+    ports (ibdev2netdev, sysfs), only when one node shows them; the GPUs' default power limit
+    (nvidia-smi -q), when one node's GPUs share one. Otherwise absent."""
     from clusterdx.facts.parsers._util import cpu_ranges
 
     facts = list(facts)
@@ -69,6 +70,10 @@ def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
             out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
         if all(g.numa_node is not None for g in ordered):
             out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
+    limits = {(f.node, f.default_power_limit_w) for f in facts
+              if f.fact_type == "gpu.device" and getattr(f, "default_power_limit_w", None)}
+    if len(limits) == 1:  # one node, one GPU model: one default to restore
+        out["default_power_w"] = f"{next(iter(limits))[1]:g}"
     # the link layer (ibstat, sysfs) and the netdev (ibdev2netdev) often come from different tools
     roce = {(f.node, f.device) for f in facts if f.fact_type == "ib.port" and f.link_layer == "Ethernet"}
     netdev = {(f.node, f.device): f.netdev for f in facts

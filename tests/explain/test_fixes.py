@@ -145,6 +145,19 @@ def test_roce_interfaces_join_the_link_layer_of_one_tool_and_the_names_of_anothe
     assert "roce_netdevs" not in node_command_values(ports + names + [other])
 
 
+def test_default_power_limit_only_when_the_node_has_one():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.gpu import GpuDevice
+
+    src = SourceRef(input="q.xml", line=1)
+    gpus = [GpuDevice(node="n1", source=src, gpu=i, default_power_limit_w=700.0, power_limit_w=500.0) for i in range(2)]
+    assert node_command_values(gpus)["default_power_w"] == "700"
+    mixed = gpus + [GpuDevice(node="n1", source=src, gpu=2, default_power_limit_w=400.0)]
+    assert "default_power_w" not in node_command_values(mixed)
+    assert "default_power_w" not in node_command_values([g.model_copy(update={"default_power_limit_w": None}) for g in gpus])
+
+
 def test_rule_data_keeps_every_match():
     from types import SimpleNamespace as NS
 

@@ -23,8 +23,10 @@ _NAME = re.compile(r"\{([a-z_][a-z0-9_]*)(\|(?:-{1,2}[a-z][a-z-]{0,30})?)?\}")
 #: values the diagnosis supplies to every remediation, beside the rules' data: ``node``, the one
 #: named machine the supporting evidence came from (a drain command names it); ``gpu_cpus`` and
 #: ``gpu_numa``, the node's GPU-local CPUs and NUMA nodes; ``roce_netdevs``, the network interfaces
-#: of its RoCE ports; ``default_power_w``, its GPUs' default power limit (:func:`node_command_values`)
-ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa", "roce_netdevs", "default_power_w"})
+#: of its RoCE ports; ``default_power_w``, its GPUs' default power limit; ``cores_per_rank`` and
+#: ``omp_threads``, its physical cores per GPU and that less two (:func:`node_command_values`)
+ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa", "roce_netdevs", "default_power_w", "cores_per_rank",
+                           "omp_threads"})
 
 
 def names_in(command: str) -> set[str]:
@@ -54,7 +56,8 @@ def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
     order, space-separated for a shell array a launcher indexes by local rank (``cpus=({gpu_cpus})``),
     only for one node whose topo -m lists GPUs 0..n-1 with their affinity; the netdevs of its RoCE
     ports (ibdev2netdev, sysfs), only when one node shows them; the GPUs' default power limit
-    (nvidia-smi -q), when one node's GPUs share one. Otherwise absent."""
+    (nvidia-smi -q), when one node's GPUs share one; a rank's share of the physical cores, when
+    lscpu and the GPUs are of one node. Otherwise absent."""
     from clusterdx.facts.parsers._util import cpu_ranges
 
     facts = list(facts)
@@ -70,6 +73,14 @@ def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
             out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
         if all(g.numa_node is not None for g in ordered):
             out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
+    # one rank per GPU: a rank's share of the physical cores (lscpu), two left for NCCL and the runtime
+    cpu = [f for f in facts if f.fact_type == "cpu.info" and f.sockets and f.cores_per_socket]
+    gpu_ids = {(f.node, f.gpu) for f in facts if f.fact_type in ("gpu.device", "topo.gpu")}
+    if len({f.node for f in cpu}) == 1 and len({n for n, _ in gpu_ids}) == 1 and cpu[0].node == next(iter(gpu_ids))[0]:
+        per = cpu[0].sockets * cpu[0].cores_per_socket // len(gpu_ids)
+        if per >= 1:
+            out["cores_per_rank"] = str(per)
+            out["omp_threads"] = str(max(1, per - 2))
     limits = {(f.node, f.default_power_limit_w) for f in facts
               if f.fact_type == "gpu.device" and getattr(f, "default_power_limit_w", None)}
     if len(limits) == 1:  # one node, one GPU model: one default to restore

@@ -158,6 +158,23 @@ def test_default_power_limit_only_when_the_node_has_one():
     assert "default_power_w" not in node_command_values([g.model_copy(update={"default_power_limit_w": None}) for g in gpus])
 
 
+def test_cores_per_rank_from_one_nodes_lscpu_and_gpus():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.cpu import CpuInfo
+    from clusterdx.facts.model.gpu import GpuDevice
+
+    src = SourceRef(input="x", line=1)
+    cpu = CpuInfo(node="n1", source=src, arch="x86_64", sockets=2, cores_per_socket=56, threads_per_core=2)
+    gpus = [GpuDevice(node="n1", source=src, gpu=i) for i in range(8)]
+    out = node_command_values([cpu, *gpus])
+    assert (out["cores_per_rank"], out["omp_threads"]) == ("14", "12")
+    # a 4-core VM with 8 GPUs has no whole core per rank to budget
+    assert "cores_per_rank" not in node_command_values([cpu.model_copy(update={"sockets": 1, "cores_per_socket": 4}), *gpus])
+    # lscpu of one host, GPUs of another: not one node's budget
+    assert "cores_per_rank" not in node_command_values([cpu.model_copy(update={"node": "n2"}), *gpus])
+
+
 def test_rule_data_keeps_every_match():
     from types import SimpleNamespace as NS
 

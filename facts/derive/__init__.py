@@ -31,7 +31,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "env.propagation": frozenset({"env.dump", "env.var"}),
     "nccl.setting": frozenset({"nccl.env", "env.var"}),
     "nccl.qps_effective": frozenset({"nccl.env", "env.dump"}),
-    "nccltests.efficiency": frozenset({"nccltests.run"}),
+    "nccltests.efficiency": frozenset({"nccltests.run", "reported.metric"}),
     "cpu.freq_shortfall": frozenset({"cpu.turbostat", "cpu.effective_freq", "cpu.info"}),
     "placement.rank_binding": frozenset({"proc.affinity", "topo.gpu"}),
     "compare.metric": frozenset({"train.step_stats"}),

@@ -126,6 +126,10 @@ _BIOS_LEAD = re.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
 _SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
+#: NICs named by count, rate and fabric instead of a model: "8x 400G InfiniBand", "8 x 400Gb/s IB HCAs",
+#: "2x 100G RoCE NICs" (a model name in the sentence wins: it is read from the gazetteer)
+_FABRIC_NICS = re.compile(r"(?<![\w.])(\d{1,2})\s{0,2}[x×]\s{0,2}(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb)\s{1,3}"
+                          r"(?:(?:NDR|HDR|EDR|XDR)\s{1,3})?(InfiniBand|IB|RoCE(?:v2)?|Ethernet|RDMA)?\s{0,3}(NICs?|HCAs?|adapters?|network cards?)?\b", re.I)
 _RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
 _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
@@ -234,7 +238,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"band ?width (?:[\w-]{1,20} ){0,4}?(?:is|was|are|were|seems?|looks?) (?:much |very |really |quite |far |way |too |so )?(?:lower|low|poor|bad|slow)|"
                                  r"only (?:a few|about |around |~)?\s?\d{0,4}(?:\.\d{1,3})?\s?(?:GB/s|Gb/s|GB/sec|GBps)|"
                                  r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
-                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
+                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3})|"
+                                 # "only gives 12 GB/s", "only shows ~3 GB/s busbw": a verb and a number
+                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4})\b", re.I)),
     # the result held against a vendor's figure: "can not reach peak bandwidth", "far below the
     # theoretical bandwidth", "we only get 230 GB/s of the advertised 600 GB/s", "why can't we get
     # the 900 GB/s bidirectional". The shortfall word comes first in the sentence: "we reach the
@@ -644,10 +650,12 @@ class _Reader:
                      count=int(c.group(1)) if (c := _GPU_COUNT.search(sentence)) else None, form="PCIe",
                      interconnect="PCIe",
                      text=_cut(sentence))
+        named = False
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
             if _aside(before):
                 continue
+            named = True
             row = next(r for n, r in self._nic_names if n.lower() == re.sub(r"\s+", " ", m.group(0).lower()))
             count = _count_before(before)
             rate = _RATE.match(sentence[m.end():m.end() + 40])
@@ -659,6 +667,15 @@ class _Reader:
                     break
             self.add(ReportedInventory, index, ("inv", "nic", row.model), item="nic", model=row.model, count=count,
                      gbps=gbps, interconnect=interconnect, net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        fabric = None if named else _FABRIC_NICS.search(sentence)
+        if fabric and (fabric.group(3) or fabric.group(4)) and not _aside(sentence[:fabric.start()]) \
+                and not _NEGATION.search(sentence[:fabric.start()]):
+            word = (fabric.group(3) or "").lower()
+            interconnect = {"infiniband": "InfiniBand", "ib": "InfiniBand", "ethernet": "Ethernet"}.get(
+                word, "RoCE" if word.startswith("roce") else "")
+            self.add(ReportedInventory, index, ("inv", "nic", "fabric"), item="nic", model=interconnect,
+                     count=int(fabric.group(1)), gbps=float(fabric.group(2)), interconnect=interconnect,
+                     net_plugin=self._plugin(interconnect), text=_cut(sentence))
         rails = _RAILS.search(sentence)
         if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
             self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,

@@ -790,3 +790,35 @@ def test_peer_module_doctests():
     from clusterdx.facts.parsers import prose_peer
 
     assert doctest.testmod(prose_peer).failed == 0
+
+
+@pytest.mark.parametrize("text, nic", [
+    ("We have 8x H100 per node and 8x 400G InfiniBand.", (8, 400.0, "InfiniBand")),
+    ("8 x 400Gb/s IB HCAs per node", (8, 400.0, "InfiniBand")),
+    ("the nodes have 2x 100G RoCE NICs", (2, 100.0, "RoCE")),
+    ("4x 200Gbps Ethernet adapters", (4, 200.0, "Ethernet")),
+    # a model named in the sentence is read from the gazetteer, with its own name
+    ("2x ConnectX-6 200G RoCE", (2, 200.0, "RoCE")),
+    # look-alikes: switch ports, a rate with no fabric or NIC word, a negated inventory
+    ("the leaf switch has 64x 400G ports", None),
+    ("we tried 2x 100G and it was fine", None),
+    ("It's not 8x 400G InfiniBand but 4x", None),
+])
+def test_nics_stated_by_count_rate_and_fabric(text, nic):
+    nics = [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.item == "nic"]
+    if nic is None:
+        assert not nics
+    else:
+        assert [(f.count, f.gbps, f.interconnect) for f in nics] == [nic]
+
+
+@pytest.mark.parametrize("text, low", [
+    ("all_reduce_perf between two nodes only gives 12 GB/s busbw", True),
+    ("nccl-tests only shows ~3 GB/s", True),
+    ("it only manages to reach 40 GB/s", True),
+    ("this only gives a warning at startup", False),
+    ("the log only shows the first rank", False),
+])
+def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
+    kinds = {f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"}
+    assert ("low-bandwidth" in kinds) is low

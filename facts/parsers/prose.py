@@ -148,6 +148,13 @@ _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("slurm", "scheduler", re.compile(r"\b(?:slurm|srun|sbatch|salloc)\b", re.I)),
     ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
     ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
+    # "installed CUDA and pytorch on the host directly", "natively on the host", "outside of docker"
+    ("host", "bare-metal", re.compile(r"\b(?:(?:directly|natively)\s{1,3}on\s{1,3}the\s{1,3}host|on\s{1,3}the\s{1,3}host\s{1,3}(?:directly|natively|itself)|"
+                                     r"outside\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?(?:docker|containers?))\b", re.I)),
+    # a workstation, desktop or tower is a physical machine ("4x RTX 6000 Ada in a tower workstation");
+    # "workstation GPUs" is the board's tier, a remote or virtual desktop is not a machine of one's own
+    ("workstation", "bare-metal", re.compile(r"(?<!virtual )(?<!remote )\b(?:workstations?|desktops?|tower(?:\s{1,3}PC)?|gaming\s{1,3}PC|home\s{1,3}server)\b"
+                                            r"(?!\s{1,3}(?:GPUs?|cards?|graphics|class|grade|boards?|editions?)\b)", re.I)),
 ]
 #: a cloud named without an instance type ("GCP H100 instances", "on AWS with A100s"): with one GPU
 #: model it narrows the instance gazetteer to that provider's shapes with that GPU
@@ -181,6 +188,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
     ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
                         r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
+                        # "when I try to train it just stops", "the run simply sits there": no error, no progress
+                        r"(?:just|simply)\s{1,3}(?:stops|stopped|sits|sat)(?!\s{1,3}(?:with|at|after\s{1,3}\d|once)\b)|"
+                        r"stop(?:s|ped)\s{1,3}(?:responding|progressing|making\s{1,3}progress)|"
                         r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"

@@ -73,7 +73,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cpu, prose_gpu, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_peer
 
 SAMPLE = """\
 ## Environment
@@ -1057,6 +1057,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         stripped = text.lstrip()
         if stripped.startswith("#") and i not in code:
             reader.heading = stripped.lstrip("#").strip()
+        prose_cloud.line(reader, i, text[:MAX_LINE])
         if i in table_lines or stripped.startswith("|"):
             reader.settings(i, text[:MAX_LINE])
             continue
@@ -1085,7 +1086,7 @@ FORMATS = [
         command="(the ticket's description, as written)",
         facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
                "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
-               "gpu.summary", "platform.virtualization"),
+               "gpu.summary", "platform.virtualization", "platform.cloud_sign"),
         sniff=sniff,
         parse=parse,
         description="a ticket's prose or Markdown: what the user states (facts with provenance 'reported')",

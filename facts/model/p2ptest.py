@@ -54,3 +54,5 @@ class P2pTestCompare(Fact):
     ratio: float
     #: pairs whose P2P copy is slower than the staged copy
     pairs_slower: int
+    #: every pair's P2P copy is slower than its staged copy
+    all_slower: bool = False

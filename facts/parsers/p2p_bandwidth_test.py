@@ -37,8 +37,8 @@ Examples:
     >>> (s.devices, s.pairs_can, s.pairs_cannot, s.min_bus_gap)
     (2, 2, 0, 30)
     >>> c = next(f for f in ctx.facts if f.fact_type == "p2ptest.compare")
-    >>> (c.direction, c.pairs, c.enabled_median_gbps, c.disabled_median_gbps, c.ratio, c.pairs_slower)
-    ('unidirectional', 2, 2.36, 13.07, 0.181, 2)
+    >>> (c.direction, c.pairs, c.enabled_median_gbps, c.disabled_median_gbps, c.ratio, c.pairs_slower, c.all_slower)
+    ('unidirectional', 2, 2.36, 13.07, 0.181, 2, True)
     >>> round(sniff(doc), 2), sniff(Document.from_text("Device 0 is fine\\n"))
     (0.95, 0.0)
 """
@@ -150,7 +150,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         dis = round(median(off[p] for p in both), 3)
         ctx.add(P2pTestCompare, None, direction=direction, pairs=len(both), enabled_median_gbps=en,
                 disabled_median_gbps=dis, ratio=round(en / dis, 3) if dis else 0.0,
-                pairs_slower=sum(1 for p in both if on[p] < off[p]))
+                pairs_slower=sum(1 for p in both if on[p] < off[p]),
+                all_slower=all(on[p] < off[p] for p in both))
 
 
 FORMATS = [

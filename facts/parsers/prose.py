@@ -286,7 +286,9 @@ _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
 #: GPUs as I like"; "does not help" is the other answer
-_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
+_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|go away|"
+                    # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
+                    r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)

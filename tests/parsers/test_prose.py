@@ -615,6 +615,29 @@ def test_lookalike_symptoms_are_not_read(text):
     assert not [f for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
 
 
+@pytest.mark.parametrize("text, name, value", [
+    ("With NCCL_P2P_DISABLE=1 training is much faster.", "NCCL_P2P_DISABLE", "1"),
+    ("Disabling P2P makes the hang go away.", "p2p", "off"),
+    ("With P2P disabled the copies are 6x faster.", "p2p", "off"),
+])
+def test_a_switch_that_makes_it_faster_or_go_away_is_a_workaround(text, name, value):
+    found = {(w.name, w.value, w.effect) for w in of_type(read(text + "\n"), "reported.workaround")}
+    assert (name, value, "fixes") in found, found
+
+
+@pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 it is not faster.",        # no help
+    "With P2P disabled it is not any faster.",
+    "NCCL 2.18 is faster than 2.19.",                   # a version compared, no switch
+])
+def test_faster_lookalikes_are_no_fixing_workaround(text):
+    try:
+        found = [w for w in of_type(read(text + "\n"), "reported.workaround") if w.effect == "fixes"]
+    except Exception:  # nothing the reader takes at all
+        found = []
+    assert not found
+
+
 def test_a_setting_that_makes_it_work_is_a_workaround_not_the_configuration():
     ctx = read("Setting `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1` (forcing socket transport) resolves the deadlock.\n")
     assert {(w.name, w.value, w.effect) for w in of_type(ctx, "reported.workaround")} == {

@@ -59,6 +59,12 @@ HITS = [
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
     ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
     ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
+    ("/opt/nvshmem/src/modules/transport/ibrc/ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem "
+     "detected. Skipping transport.", "nvshmem-ibrc-no-peermem"),
+    ("/sgl-workspace/nvshmem/src/host/init/init.cu:998: non-zero status: 7 building transport map failed",
+     "nvshmem-transport-map-failed"),
+    ("[s6]: .../main_nvshmem/src/host/init/init.cu:1035: non-zero status: 3 building transport map failed ",
+     "nvshmem-transport-map-failed"),
 ]
 
 LOOKALIKES = [
@@ -86,6 +92,9 @@ LOOKALIKES = [
     "| N/A   34C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |  Volatile Uncorr. ECC",  # a header
     "        Pending                           : No",                      # nvidia-smi -q remap section
     "ECC mode is enabled on all GPUs",                                     # ECC named, no error
+    "NVSHMEM: nvidia_peermem detected, IBRC transport initialized",        # module found
+    "init.cu:1080: nvshmem initialization failed, exiting",                # generic init failure, no transport named
+    "building the topology map for 16 PEs",                                # another map, no failure
 ]
 
 

@@ -73,7 +73,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cpu, prose_gpu, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_peer
 
 SAMPLE = """\
 ## Environment
@@ -152,6 +152,13 @@ _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("slurm", "scheduler", re.compile(r"\b(?:slurm|srun|sbatch|salloc)\b", re.I)),
     ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
     ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
+    # "installed CUDA and pytorch on the host directly", "natively on the host", "outside of docker"
+    ("host", "bare-metal", re.compile(r"\b(?:(?:directly|natively)\s{1,3}on\s{1,3}the\s{1,3}host|on\s{1,3}the\s{1,3}host\s{1,3}(?:directly|natively|itself)|"
+                                     r"outside\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?(?:docker|containers?))\b", re.I)),
+    # a workstation, desktop or tower is a physical machine ("4x RTX 6000 Ada in a tower workstation");
+    # "workstation GPUs" is the board's tier, a remote or virtual desktop is not a machine of one's own
+    ("workstation", "bare-metal", re.compile(r"(?<!virtual )(?<!remote )\b(?:workstations?|desktops?|tower(?:\s{1,3}PC)?|gaming\s{1,3}PC|home\s{1,3}server)\b"
+                                            r"(?!\s{1,3}(?:GPUs?|cards?|graphics|class|grade|boards?|editions?)\b)", re.I)),
 ]
 #: a cloud named without an instance type ("GCP H100 instances", "on AWS with A100s"): with one GPU
 #: model it narrows the instance gazetteer to that provider's shapes with that GPU
@@ -185,6 +192,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
     ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
                         r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
+                        # "when I try to train it just stops", "the run simply sits there": no error, no progress
+                        r"(?:just|simply)\s{1,3}(?:stops|stopped|sits|sat)(?!\s{1,3}(?:with|at|after\s{1,3}\d|once)\b)|"
+                        r"stop(?:s|ped)\s{1,3}(?:responding|progressing|making\s{1,3}progress)|"
                         r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
@@ -282,7 +292,9 @@ _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
 #: GPUs as I like"; "does not help" is the other answer
-_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
+_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|go away|"
+                    # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
+                    r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
@@ -1064,6 +1076,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         stripped = text.lstrip()
         if stripped.startswith("#") and i not in code:
             reader.heading = stripped.lstrip("#").strip()
+        prose_cloud.line(reader, i, text[:MAX_LINE])
         if i in table_lines or stripped.startswith("|"):
             reader.settings(i, text[:MAX_LINE])
             continue
@@ -1092,7 +1105,7 @@ FORMATS = [
         command="(the ticket's description, as written)",
         facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
                "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
-               "gpu.summary", "platform.virtualization"),
+               "gpu.summary", "platform.virtualization", "platform.cloud_sign"),
         sniff=sniff,
         parse=parse,
         description="a ticket's prose or Markdown: what the user states (facts with provenance 'reported')",

@@ -872,3 +872,16 @@ def test_nics_stated_by_count_rate_and_fabric(text, nic):
 def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
     kinds = {f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"}
     assert ("low-bandwidth" in kinds) is low
+
+
+@pytest.mark.parametrize("text, component", [
+    ("Our training got 20% slower after we moved the job into containers on Kubernetes.", "container"),
+    ("inside the docker container it is much slower than on the host", "container"),
+    ("Since we run it in pods (same image, same NCCL 2.21.5), allreduce is twice as slow.", "container"),
+    # look-alikes: a new image is a software change; an NCCL upgrade inside a container is NCCL's
+    ("After updating the container image to 24.05 it got 10% slower", "image"),
+    ("after the NCCL upgrade in our container it is 2x slower", "nccl"),
+])
+def test_what_changed_when_the_job_moved_into_containers(text, component):
+    changes = [f for f in facts_of(text) if f.fact_type == "reported.change"]
+    assert [(c.component, c.direction) for c in changes] == [(component, "slower")]

@@ -57,6 +57,8 @@ HITS = [
     ("NVRM: Xid (PCI:0000:9c:00): 48, pid=4121, name=python3, An uncorrectable double bit error", "gpu-xid-memory-error"),
     ("- `Xid 63`: Row Remapper marks a new row for remapping", "gpu-xid-memory-error"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
+    ("gpu-b07:2231:2290 [0] graph/topo.h:234 NCCL WARN Could not find NET with id 0", "nccl-net-id-not-found"),
+    ("graph/topo.h:230 NCCL WARN Could not find NET with id 7", "nccl-net-id-not-found"),
     ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
     ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
 ]
@@ -86,6 +88,8 @@ LOOKALIKES = [
     "| N/A   34C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |  Volatile Uncorr. ECC",  # a header
     "        Pending                           : No",                      # nvidia-smi -q remap section
     "ECC mode is enabled on all GPUs",                                     # ECC named, no error
+    "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",  # the search alone
+    "NCCL WARN Could not find network interface matching ib9",             # another lookup
 ]
 
 

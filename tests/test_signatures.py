@@ -59,6 +59,12 @@ HITS = [
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
     ("gpu-b07:2231:2290 [0] graph/topo.h:234 NCCL WARN Could not find NET with id 0", "nccl-net-id-not-found"),
     ("graph/topo.h:230 NCCL WARN Could not find NET with id 7", "nccl-net-id-not-found"),
+    ("gb200-ci-04:7711:7790 [0] NCCL INFO Check P2P Type isAllDirectP2p 0 directMode 0", "nccl-not-all-direct-p2p"),
+    ("NCCL reports `isAllDirectP2p 0`, `0 nvls channels`, and DeepEP aborts.", "nccl-not-all-direct-p2p"),
+    ("AssertionError: No NVLink connection between GPU 0 and GPU 1, but allow_nvlink_for_normal_mode=True",
+     "nvml-no-nvlink-between-gpus"),
+    ("nvmlDeviceGetP2PStatus(h0, h1, NVML_P2P_CAPS_INDEX_NVLINK) returned NVML_P2P_STATUS_NOT_SUPPORTED",
+     "nvml-no-nvlink-between-gpus"),
     ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
     ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
 ]
@@ -90,6 +96,8 @@ LOOKALIKES = [
     "ECC mode is enabled on all GPUs",                                     # ECC named, no error
     "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",  # the search alone
     "NCCL WARN Could not find network interface matching ib9",             # another lookup
+    "node1:77:90 [0] NCCL INFO Check P2P Type isAllDirectP2p 1 directMode 0",  # all direct
+    "nvidia-smi nvlink -s shows every NVLink connection between GPU 0 and GPU 1 at 50 GB/s",  # links fine
 ]
 
 

@@ -14,7 +14,7 @@ from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.applicability import MIN_FLEET_NODES, role_fit
 from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
 from clusterdx.engine.nextprobe import suggest
-from clusterdx.engine.remedy import evidence_values, node_values, render_step, render_verification
+from clusterdx.engine.remedy import evidence_values, node_command_values, node_values, render_step, render_verification
 from clusterdx.engine.site import SiteConfig, rule_params
 from clusterdx.engine.report import (
     Difference, EvidenceOut, FactOut, FleetDigest, FleetMetric, FleetSetting, Gap, Hypothesis, Incomplete, InputOut,
@@ -154,7 +154,8 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     scored = score(graph, refs, bound, site.priors, role_fit(kb.nodes, facts))
     listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
     values = node_values(facts, gap)
-    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status, values)
+    commands = node_command_values(facts)
+    hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status, values, commands)
                   for rank, (s, status) in enumerate(listed, 1)]
     # platform.role summarises facts that are in hand themselves (virt probes, lscpu): it is not a
     # collection, so it neither puts a cause "in context" nor rules a probe out
@@ -399,7 +400,8 @@ def _evidence_out(kb: KnowledgeBase, result: RuleResult, emit_index: int) -> Evi
 
 def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple[RuleResult, int]],
                 results: list[RuleResult], extra: dict[int, EvidenceOut] | None = None,
-                status: str = "supported", known: dict[str, str] | None = None) -> Hypothesis:
+                status: str = "supported", known: dict[str, str] | None = None,
+                commands: dict[str, str] | None = None) -> Hypothesis:
     node = kb.nodes[s.cause]
     graph = kb.graph
     assert graph is not None
@@ -413,6 +415,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         (supporting if t.delta > 0 else refuting).append(ev)
     remediations = [kb.remediations[r] for r in node.remediations if r in kb.remediations]
     values = evidence_values(supporting)
+    step_values = {**(commands or {}), **values}
     return Hypothesis(
         id=node.id, title=node.title, layer=node.layer or "", seed=list(node.seed), rank=rank,
         confidence=round(s.confidence, 4), prior=s.prior, status=status, impact_pct=round(s.expected_pct, 2),
@@ -421,7 +424,7 @@ def _hypothesis(kb: KnowledgeBase, s: Scored, rank: int, by_key: dict[int, tuple
         score=[_term_out(t, by_key) for t in s.terms],
         causal_path=graph.path_to_top(s.cause),
         remediation=[RemediationOut(id=r.id, title=r.title, risk=r.risk, effort=r.effort, disruption=r.disruption,
-                                    tradeoff=r.tradeoff.strip(), steps=[render_step(st, values) for st in r.steps],
+                                    tradeoff=r.tradeoff.strip(), steps=[render_step(st, step_values) for st in r.steps],
                                     verify=r.verify.strip(), rollback=r.rollback.strip()) for r in remediations],
         verification=[render_verification(v, {**(known or {}), **values}) for v in node.verification],
         references=list(node.references),

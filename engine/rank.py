@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from clusterdx.engine.graph import CausalGraph
 from clusterdx.engine.schema import Node
 from clusterdx.engine.weights import (ABSENT_SYMPTOM_FACTOR, CANDIDATE_MAX, CANDIDATE_MIN_LIFT, CONFIDENCE_BAND,
+                                      SYMPTOM_ONLY_MIN_LIFT,
                                       CONFIRMED, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr)
 
 
@@ -186,6 +187,9 @@ def candidates(scored: list[Scored]) -> list[Scored]:
     if any(s.has_direct_support and s.confidence >= CONFIRMED for s in listed):
         return []  # a confirmed cause explains the symptoms: the others are explained away
     shown = {s.cause for s in listed}
-    rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= CANDIDATE_MIN_LIFT]
+    # with nothing reportable, every lifted cause may be listed: a symptom shared by forty causes
+    # lifts each only a little, and the answer is then "one of these", never an empty list
+    floor = CANDIDATE_MIN_LIFT if listed else SYMPTOM_ONLY_MIN_LIFT
+    rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= floor]
     rest.sort(key=lambda s: (-round(lift(s), 6), -s.confidence, s.cause))
     return rest[:CANDIDATE_MAX]

@@ -21,8 +21,12 @@ _NAME = re.compile(r"\{([a-z_][a-z0-9_]*)(\|(?:-{1,2}[a-z][a-z-]{0,30})?)?\}")
 
 
 #: values the diagnosis supplies to every remediation, beside the rules' data: ``node``, the one
-#: named machine the supporting evidence came from (a drain command names it)
-ENGINE_VALUES = frozenset({"node"})
+#: named machine the supporting evidence came from (a drain command names it); ``gpu_cpus`` and
+#: ``gpu_numa``, the node's GPU-local CPUs and NUMA nodes; ``roce_netdevs``, the network interfaces
+#: of its RoCE ports; ``default_power_w``, its GPUs' default power limit; ``cores_per_rank`` and
+#: ``omp_threads``, its physical cores per GPU and that less two (:func:`node_command_values`)
+ENGINE_VALUES = frozenset({"node", "gpu_cpus", "gpu_numa", "roce_netdevs", "default_power_w", "cores_per_rank",
+                           "omp_threads"})
 
 
 def names_in(command: str) -> set[str]:
@@ -45,6 +49,55 @@ def evidence_values(evidence: Iterable[Any]) -> dict[str, Any]:
     if len(hosts) == 1 and "node" not in out:
         out["node"] = hosts.pop()
     return out
+
+
+def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
+    """Values a command can take from the node itself: each GPU's local CPUs and NUMA node in GPU
+    order, space-separated for a shell array a launcher indexes by local rank (``cpus=({gpu_cpus})``),
+    only for one node whose topo -m lists GPUs 0..n-1 with their affinity; the netdevs of its RoCE
+    ports (ibdev2netdev, sysfs), only when one node shows them; the GPUs' default power limit
+    (nvidia-smi -q), when one node's GPUs share one; a rank's share of the physical cores, when
+    lscpu and the GPUs are of one node. Otherwise absent."""
+    from clusterdx.facts.parsers._util import cpu_ranges
+
+    facts = list(facts)
+    out: dict[str, Any] = {}
+    by_node: dict[str, dict[int, Any]] = {}
+    for f in facts:
+        if f.fact_type == "topo.gpu":
+            by_node.setdefault(f.node, {})[f.gpu] = f
+    gpus = next(iter(by_node.values())) if len(by_node) == 1 else {}
+    if gpus and sorted(gpus) == list(range(len(gpus))):
+        ordered = [gpus[i] for i in range(len(gpus))]
+        if all(g.cpus for g in ordered):
+            out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
+        if all(g.numa_node is not None for g in ordered):
+            out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
+    # one rank per GPU: a rank's share of the physical cores (lscpu), two left for NCCL and the runtime
+    cpu = [f for f in facts if f.fact_type == "cpu.info" and f.sockets and f.cores_per_socket]
+    gpu_ids = {(f.node, f.gpu) for f in facts if f.fact_type in ("gpu.device", "topo.gpu")}
+    if len({f.node for f in cpu}) == 1 and len({n for n, _ in gpu_ids}) == 1 and cpu[0].node == next(iter(gpu_ids))[0]:
+        per = cpu[0].sockets * cpu[0].cores_per_socket // len(gpu_ids)
+        if per >= 1:
+            out["cores_per_rank"] = str(per)
+            out["omp_threads"] = str(max(1, per - 2))
+    limits = {(f.node, f.default_power_limit_w) for f in facts
+              if f.fact_type == "gpu.device" and getattr(f, "default_power_limit_w", None)}
+    if len(limits) == 1:  # one node, one GPU model: one default to restore
+        out["default_power_w"] = f"{next(iter(limits))[1]:g}"
+    # the link layer (ibstat, sysfs) and the netdev (ibdev2netdev) often come from different tools
+    roce = {(f.node, f.device) for f in facts if f.fact_type == "ib.port" and f.link_layer == "Ethernet"}
+    netdev = {(f.node, f.device): f.netdev for f in facts
+              if f.fact_type in ("ib.port", "net.netdev_map") and getattr(f, "netdev", "")}
+    named = {netdev[k] for k in roce if k in netdev}
+    if named and len({n for n, _ in roce}) == 1 and all(k in netdev for k in roce):
+        out["roce_netdevs"] = sorted(named, key=_natural)
+    return out
+
+
+def _natural(name: str) -> tuple:
+    """ens1f0 < ens2f0 < ens10f0: names in the order a person reads them."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
 def node_values(facts: Iterable[Any], gap: Any = None) -> dict[str, str]:

@@ -49,6 +49,9 @@ REPORT_MIN = 0.15
 CONFIDENCE_BAND = 0.2
 #: a cause below REPORT_MIN is listed as a candidate when evidence lifted it this much (log-odds)
 CANDIDATE_MIN_LIFT = 0.05
+#: with no reportable cause, the lift that lists a candidate: any real lift (a symptom many causes
+#: share lifts each by a few thousandths)
+SYMPTOM_ONLY_MIN_LIFT = 0.001
 #: at most this many candidates are listed
 CANDIDATE_MAX = 4
 

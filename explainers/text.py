@@ -210,7 +210,7 @@ def _healthy(p: _Out, report: Any, verbose: bool) -> None:
         p(f"{escape(layer)}: {escape('; '.join(titles))}", 2, 4)
 
 
-def _not_evaluated(p: _Out, report: Any, show_all: bool) -> None:
+def _not_evaluated(p: _Out, report: Any, show_all: bool, listed: dict[str, int] | None = None) -> None:
     total = len(report.not_evaluated)
     if not total:
         return
@@ -221,6 +221,8 @@ def _not_evaluated(p: _Out, report: Any, show_all: bool) -> None:
     for g in shown:
         what = f"$ {escape(g.command)}" + (" (as root)" if g.needs_root else "") if g.command \
             else f"no probe collects {escape(g.missing)}; attach it"
+        if g.command and not show_all and listed and g.command in listed:
+            what = f"next probe {listed[g.command]} above"  # the command is printed there
         p(f"{len(g.rules):>3} rules: {what}", 2, 11)
         if show_all:
             p(escape(", ".join(g.rules)), 13, 0)
@@ -311,6 +313,8 @@ def render(report: Any, *, width: int | None = None, color: bool = False, verbos
         p()
         p("[bold]Next probes[/] (what would most change this ranking, per unit of cost)")
         for i, pr in enumerate(report.next_probes[: (None if verbose else PROBES)], 1):
+            # the first probe's command is in the answer already: not printed twice
+            cmd = "the next probe above" if i == 1 and not verbose else f"$ {escape(pr.command)}"
             why = ""
             if len(pr.separates) == 2:
                 why = f"separates {pr.separates[0]} from {pr.separates[1]}"
@@ -318,8 +322,9 @@ def render(report: Any, *, width: int | None = None, color: bool = False, verbos
                 why = f"bears on {', '.join(pr.bears_on)}"
             root = ", as root" if pr.needs_root else ""
             why = f"; {escape(why)}" if why else ""
-            p(f"{i}. $ {escape(pr.command)}  [dim](~{pr.duration_s:g} s{root}{why})[/]", 2, 5)
-    _not_evaluated(p, report, show_all)
+            p(f"{i}. {cmd}  [dim](~{pr.duration_s:g} s{root}{why})[/]", 2, 5)
+    listed = {pr.command: i for i, pr in enumerate(report.next_probes[: (None if verbose else PROBES)], 1)}
+    _not_evaluated(p, report, show_all, listed)
     _inputs(p, report, verbose)
     for w in report.warnings[: (None if verbose else 5)]:
         p(f"[yellow]warning:[/] {escape(w)}", 0, 2)

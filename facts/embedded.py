@@ -58,7 +58,7 @@ def embedded_facts(doc: Document, primary: str | None, cited: set[int],
         if test is None or fmt.name == primary:
             continue
         picked = [i for i, ln in enumerate(doc.lines[:MAX_LINES])
-                  if doc.lineno(i) not in cited and _passes(test, ln)]
+                  if doc.lineno(i) not in cited and _passes(test, _unquoted(ln))]
         if not picked:
             continue
         sub = dataclasses.replace(
@@ -83,11 +83,20 @@ def embedded_facts(doc: Document, primary: str | None, cited: set[int],
 
 
 def _unquoted(line: str) -> str:
-    """A line quoted as inline code in Markdown (`` `ERROR: ...` ``) without its backticks."""
+    """A line quoted in Markdown without its quoting: inline code (`` `ERROR: ...` ``) without its
+    backticks, a blockquote (``> 3: host:1:1 [3] NCCL INFO ...``, nested ``> >``) without its markers.
+
+    >>> _unquoted("> 3: ip-10-1-2-3:9:9 [3] NCCL INFO x"), _unquoted("> > `NCCL WARN y`"), _unquoted("a > b")
+    ('3: ip-10-1-2-3:9:9 [3] NCCL INFO x', 'NCCL WARN y', 'a > b')
+    """
+    if line.lstrip().startswith(">"):
+        line = _QUOTE.sub("", line, count=1)
     return _TICKS.sub("", line) if "`" in line else line
 
 
 _TICKS = re.compile(r"^\s{0,8}`{1,3}|`{1,3}\s*$")
+#: Markdown blockquote markers at the start of a line (up to three spaces before each, as CommonMark)
+_QUOTE = re.compile(r"^(?:[ ]{0,3}>[ ]?){1,8}")
 
 
 def _passes(test, line: str) -> bool:

@@ -21,6 +21,7 @@ Examples:
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
@@ -86,11 +87,22 @@ class FabricRow(_Row):
     plugin_names: list[str] = []
 
 
+class CloudSignRow(_Row):
+    id: str
+    provider: str
+    #: what ``pattern`` is matched against: a node's 'hostname', a 'path' in text, an RDMA 'device'
+    kind: Literal["hostname", "path", "device"]
+    pattern: str
+    #: the plugin-only fabric (fabrics.yaml) the sign belongs to, "" when it names only the provider
+    fabric: str = ""
+
+
 class Gazetteers(BaseModel):
     gpus: list[GpuRow]
     nics: list[NicRow]
     instances: list[InstanceRow]
     fabrics: list[FabricRow] = []
+    cloud_signs: list[CloudSignRow] = []
 
     def _find(self, rows, name: str):
         key = name.strip().lower()
@@ -136,4 +148,5 @@ def gazetteers() -> Gazetteers:
         nics=_load("nics.yaml", "nics", "clusterdx/gazetteer/nics/v1"),
         instances=_load("instances.yaml", "instances", "clusterdx/gazetteer/instances/v1"),
         fabrics=_load("fabrics.yaml", "fabrics", "clusterdx/gazetteer/fabrics/v1"),
+        cloud_signs=_load("cloud-signs.yaml", "signs", "clusterdx/gazetteer/cloud-signs/v1"),
     )

@@ -100,3 +100,20 @@ def test_silent_rules_on_the_tickets_words_are_not_reported_as_checked_and_fine(
     silent_words = {r.rule for r in report.rules if r.outcome == "silent" and r.rule.startswith("reported-")}
     assert silent_words and not (passed & silent_words)
     assert any(h.id == "iommu-translation-on-bare-metal" for h in report.hypotheses)
+
+
+def test_nccl_lines_in_a_markdown_blockquote_are_read():
+    # a ticket that quotes its log with '> ' (and an srun label before the NCCL prefix)
+    res = _ingest("When running with NCCL_DEBUG=INFO you may see this message:\n\n"
+                  "> 3: ip-10-1-100-254:18990:18990 [3] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot "
+                  "open shared object file: No such file or directory No plugin found (libnccl-net.so), using "
+                  "internal implementation\n\n"
+                  "> > 0: gpu-a01:411:411 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n")
+    plugins = [(f.status, f.node, f.source.line) for f in res.facts if f.fact_type == "nccl.plugin"]
+    assert plugins == [("not_found", "ip-10-1-100-254", 3)]
+    assert [f.net for f in res.facts if f.fact_type == "nccl.net"] == ["Socket"]
+
+
+def test_a_quoted_sentence_is_not_a_log_line():
+    res = _ingest("> NCCL is slow on our cluster and the plugin is not found, any idea?\n")
+    assert not [f for f in res.facts if f.fact_type in ("nccl.plugin", "nccl.net")]

@@ -69,6 +69,12 @@ HITS = [
      "nvml-no-nvlink-between-gpus"),
     ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
     ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
+    ("/opt/nvshmem/src/modules/transport/ibrc/ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem "
+     "detected. Skipping transport.", "nvshmem-ibrc-no-peermem"),
+    ("/sgl-workspace/nvshmem/src/host/init/init.cu:998: non-zero status: 7 building transport map failed",
+     "nvshmem-transport-map-failed"),
+    ("[s6]: .../main_nvshmem/src/host/init/init.cu:1035: non-zero status: 3 building transport map failed ",
+     "nvshmem-transport-map-failed"),
 ]
 
 LOOKALIKES = [
@@ -102,6 +108,9 @@ LOOKALIKES = [
     "n1:41:90 [0] transport/p2p.cc:289 NCCL WARN Cuda failure 1 'invalid argument'",  # driver API: the cuMem branch
     "n1:41:90 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",         # legacy IPC in use, no failure
     "nvidia-smi nvlink -s shows every NVLink connection between GPU 0 and GPU 1 at 50 GB/s",  # links fine
+    "NVSHMEM: nvidia_peermem detected, IBRC transport initialized",        # module found
+    "init.cu:1080: nvshmem initialization failed, exiting",                # generic init failure, no transport named
+    "building the topology map for 16 PEs",                                # another map, no failure
 ]
 
 

@@ -13,13 +13,13 @@ from typing import Any, Callable, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
+from clusterdx.facts.derive import cloud, cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
 from clusterdx.facts.derive import platform as platform_role
 from clusterdx.facts.derive.thresholds import Params
 from clusterdx.facts.reference import Selected
 
 DERIVERS = (platform_role.derive, env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive,
-            nvlink.derive, links.derive, runs.derive, releases.derive)
+            nvlink.derive, links.derive, runs.derive, releases.derive, cloud.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
 #: derivers that take the rule parameters in force (their cuts are rules' thresholds, see thresholds.py)
@@ -31,7 +31,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "env.propagation": frozenset({"env.dump", "env.var"}),
     "nccl.setting": frozenset({"nccl.env", "env.var"}),
     "nccl.qps_effective": frozenset({"nccl.env", "env.dump"}),
-    "nccltests.efficiency": frozenset({"nccltests.run"}),
+    "nccltests.efficiency": frozenset({"nccltests.run", "reported.metric"}),
     "cpu.freq_shortfall": frozenset({"cpu.turbostat", "cpu.effective_freq", "cpu.info"}),
     "placement.rank_binding": frozenset({"proc.affinity", "topo.gpu"}),
     "compare.metric": frozenset({"train.step_stats"}),
@@ -49,6 +49,8 @@ SOURCES: dict[str, frozenset[str]] = {
     "nccltests.size_falloff": frozenset({"nccltests.run", "nccltests.result"}),
     "nccl.release_issue": frozenset({"nccl.version", "nccltests.run"}),
     "platform.role": frozenset({"platform.virtualization", "cpu.info", "platform.dmi", "env.dump"}),
+    # any fact names its node; a device name is the other sign
+    "platform.cloud_sign": frozenset({"ib.device", "nccl.plugin", "nccl.net"}),
 }
 
 

@@ -7,7 +7,8 @@ about 8 x 47 = 376 GB/s busbw. When the NCCL log shows fewer NICs in use than GP
 count (a node with 4 NICs for 8 GPUs cannot beat 4 x 47). Where neither the log nor a chosen
 reference says, a NIC inventory the user reported (``8x ConnectX-7 400G``, or a cloud instance
 type expanded through ``kb/gazetteers``) sets the count and rate, and the efficiency fact is
-marked ``provenance="reported"`` (evidence on it is weighed one level lower).
+marked ``provenance="reported"`` (evidence on it is weighed one level lower). A ticket with no
+nccl-tests output but a sentence with a multi-node busbw is held to the same figure (:func:`_stated`).
 
 Only runs that reach the size the rule ``nccltests-small-max-size`` asks of a bandwidth claim are
 held to the line rate (its ``min_bytes``, site overrides included): smaller ones say nothing about
@@ -16,6 +17,7 @@ the fabric.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from clusterdx.facts.base import Fact
@@ -53,12 +55,50 @@ def _busbw_per_nic(gbps: float) -> float:
     return gbps / 8.0 * (ndr.nccl_busbw_gbs or 0.0) / ((ndr.gbps or 400.0) / 8.0)
 
 
+#: a number stated as a bound or a target, not as what was measured: "busbw exceeds 100Gbps",
+#: "should reach 370 GB/s", "up to 50 GB/s"
+_BOUND_WORDS = re.compile(r"\b(?:exceed\w{0,3}|above|beyond|more\s+than|higher\s+than|greater\s+than|up\s+to|"
+                          r"expect\w{0,3}|should|theoretical\w{0,2}|peak|line[\s-]rate|target|nominal)\b", re.I)
+
+
+def _stated(facts: Sequence[Fact], reference: Selected | None) -> list[Fact]:
+    """A multi-node busbw the user states in words ("all_reduce_perf between two nodes only gives
+    12 GB/s busbw"): the number and the node count from one sentence, held against the NICs the
+    ticket reports or the reference its GPUs imply. Reported, so weighed one level lower; the size
+    is not known, so it is 0."""
+    work = {(w.source.input, w.source.line): w for w in of_type(facts, "reported.workload") if w.nodes and w.nodes >= 2}
+    said = [(m, work[(m.source.input, m.source.line)]) for m in of_type(facts, "reported.metric")
+            if m.metric == "busbw" and m.value_norm > 0 and (m.source.input, m.source.line) in work
+            and not _BOUND_WORDS.search(m.text)]
+    if not said:
+        return []
+    metric, w = min(said, key=lambda mw: mw[0].value_norm)
+    nics = _reported_nics(facts)
+    ref = reference or infer(facts)
+    gpus = _reported_gpus(facts) or (ref.system.gpus_per_node if ref else None)
+    if nics is not None and gpus:
+        links = max(1, min(nics.count, gpus))
+        per_nic = _busbw_per_nic(nics.gbps)
+        basis = (f"reported by the user: {nics.count}x {nics.model or 'NIC'} at {nics.gbps:g} Gb/s for {gpus} GPUs; "
+                 f"{per_nic:g} GB/s busbw per NIC x {links} NIC(s)")
+    elif ref is not None and ref.nic_busbw_gbs and gpus:
+        links, per_nic = min(gpus, ref.system.nics_per_node), ref.nic_busbw_gbs
+        basis = f"{ref.system.id} ({ref.basis}): {per_nic:g} GB/s per {ref.system.nic} NIC x {links} NIC(s) per node"
+    else:
+        return []
+    expected = round(per_nic * links, 2)
+    return [BusbwEfficiency(node=metric.node, scope=metric.scope, source=metric.source,
+                            collective=w.collective or "all_reduce", nodes=w.nodes, nranks=w.nodes * gpus,
+                            busbw=metric.value_norm, size_bytes=0, expected_busbw=expected,
+                            fraction=round(metric.value_norm / expected, 4), basis=basis, provenance="reported")]
+
+
 def derive(facts: Sequence[Fact], reference: Selected | None = None, params: Params | None = None) -> list[Fact]:
     out: list[Fact] = []
     min_size = value(SMALL_MESSAGE_BYTES, params)
     runs = [r for r in of_type(facts, "nccltests.run") if r.nodes >= 2 and r.nranks >= 2]
     if not runs:
-        return out
+        return _stated(facts, reference)
     ref = reference or infer(facts)
     nics = _nics_per_node(facts)
     # a reported NIC inventory stands in only where no measurement (NCCL's NIC list) and no

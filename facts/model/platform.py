@@ -59,3 +59,17 @@ class PlatformRole(Fact):
     signals: list[str] = []
     #: signals that disagree with the role (a 'none' probe beside a hypervisor vendor ...)
     conflicts: list[str] = []
+
+
+class CloudSign(Fact):
+    fact_type = "platform.cloud_sign"
+    doc = "A sign that the node is a cloud provider's instance (kb/gazetteers/cloud-signs.yaml): its host name, a managed mount, a fabric device."
+    provider: str
+    #: the gazetteer row ('aws-ec2-ip-hostname')
+    sign: str
+    #: 'hostname' | 'path' | 'device'
+    kind: str
+    #: the plugin-only fabric the sign belongs to ('EFA'), "" when it names only the provider
+    fabric: str = ""
+    #: what matched (the host name, the path, the device)
+    text: str = ""

@@ -40,6 +40,26 @@ def cpu_list(text: str) -> list[int]:
     return out
 
 
+def cpu_ranges(cpus: list[int] | set[int]) -> str:
+    """The inverse of :func:`cpu_list`: the compact list numactl and taskset take.
+
+    >>> cpu_ranges([0, 1, 2, 3, 8, 10, 11, 64])
+    '0-3,8,10-11,64'
+    >>> cpu_ranges([])
+    ''
+    """
+    parts: list[str] = []
+    run: list[int] = []
+    for c in sorted(set(cpus)):
+        if run and c != run[-1] + 1:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(c)
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(parts)
+
+
 def hex_mask_cpus(mask: str) -> list[int]:
     """CPUs set in a hex affinity mask (``ff,ffffffff`` or ``0xff``).
 

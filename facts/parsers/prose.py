@@ -73,7 +73,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cpu, prose_gpu, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_peer
 
 SAMPLE = """\
 ## Environment
@@ -126,6 +126,10 @@ _BIOS_LEAD = re.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
 _SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
+#: NICs named by count, rate and fabric instead of a model: "8x 400G InfiniBand", "8 x 400Gb/s IB HCAs",
+#: "2x 100G RoCE NICs" (a model name in the sentence wins: it is read from the gazetteer)
+_FABRIC_NICS = re.compile(r"(?<![\w.])(\d{1,2})\s{0,2}[x×]\s{0,2}(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb)\s{1,3}"
+                          r"(?:(?:NDR|HDR|EDR|XDR)\s{1,3})?(InfiniBand|IB|RoCE(?:v2)?|Ethernet|RDMA)?\s{0,3}(NICs?|HCAs?|adapters?|network cards?)?\b", re.I)
 _RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
 _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
@@ -148,6 +152,13 @@ _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("slurm", "scheduler", re.compile(r"\b(?:slurm|srun|sbatch|salloc)\b", re.I)),
     ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
     ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
+    # "installed CUDA and pytorch on the host directly", "natively on the host", "outside of docker"
+    ("host", "bare-metal", re.compile(r"\b(?:(?:directly|natively)\s{1,3}on\s{1,3}the\s{1,3}host|on\s{1,3}the\s{1,3}host\s{1,3}(?:directly|natively|itself)|"
+                                     r"outside\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?(?:docker|containers?))\b", re.I)),
+    # a workstation, desktop or tower is a physical machine ("4x RTX 6000 Ada in a tower workstation");
+    # "workstation GPUs" is the board's tier, a remote or virtual desktop is not a machine of one's own
+    ("workstation", "bare-metal", re.compile(r"(?<!virtual )(?<!remote )\b(?:workstations?|desktops?|tower(?:\s{1,3}PC)?|gaming\s{1,3}PC|home\s{1,3}server)\b"
+                                            r"(?!\s{1,3}(?:GPUs?|cards?|graphics|class|grade|boards?|editions?)\b)", re.I)),
 ]
 #: a cloud named without an instance type ("GCP H100 instances", "on AWS with A100s"): with one GPU
 #: model it narrows the instance gazetteer to that provider's shapes with that GPU
@@ -181,6 +192,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
     ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
                         r"never (?:finish\w{0,3}|complete\w{0,2}|return\w{0,2}|progress\w{0,3})|no (?:forward )?progress|"
+                        # "when I try to train it just stops", "the run simply sits there": no error, no progress
+                        r"(?:just|simply)\s{1,3}(?:stops|stopped|sits|sat)(?!\s{1,3}(?:with|at|after\s{1,3}\d|once)\b)|"
+                        r"stop(?:s|ped)\s{1,3}(?:responding|progressing|making\s{1,3}progress)|"
                         r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
@@ -234,7 +248,9 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"band ?width (?:[\w-]{1,20} ){0,4}?(?:is|was|are|were|seems?|looks?) (?:much |very |really |quite |far |way |too |so )?(?:lower|low|poor|bad|slow)|"
                                  r"only (?:a few|about |around |~)?\s?\d{0,4}(?:\.\d{1,3})?\s?(?:GB/s|Gb/s|GB/sec|GBps)|"
                                  r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
-                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3}))\b", re.I)),
+                                 r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3})|"
+                                 # "only gives 12 GB/s", "only shows ~3 GB/s busbw": a verb and a number
+                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4})\b", re.I)),
     # the result held against a vendor's figure: "can not reach peak bandwidth", "far below the
     # theoretical bandwidth", "we only get 230 GB/s of the advertised 600 GB/s", "why can't we get
     # the 900 GB/s bidirectional". The shortfall word comes first in the sentence: "we reach the
@@ -276,7 +292,9 @@ _MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
 #: GPUs as I like"; "does not help" is the other answer
-_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|"
+_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|go away|"
+                    # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
+                    r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
                     r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
@@ -651,10 +669,12 @@ class _Reader:
                      count=int(c.group(1)) if (c := _GPU_COUNT.search(sentence)) else None, form="PCIe",
                      interconnect="PCIe",
                      text=_cut(sentence))
+        named = False
         for m in self._nic_re.finditer(sentence):
             before = sentence[:m.start()]
             if _aside(before):
                 continue
+            named = True
             row = next(r for n, r in self._nic_names if n.lower() == re.sub(r"\s+", " ", m.group(0).lower()))
             count = _count_before(before)
             rate = _RATE.match(sentence[m.end():m.end() + 40])
@@ -666,6 +686,15 @@ class _Reader:
                     break
             self.add(ReportedInventory, index, ("inv", "nic", row.model), item="nic", model=row.model, count=count,
                      gbps=gbps, interconnect=interconnect, net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        fabric = None if named else _FABRIC_NICS.search(sentence)
+        if fabric and (fabric.group(3) or fabric.group(4)) and not _aside(sentence[:fabric.start()]) \
+                and not _NEGATION.search(sentence[:fabric.start()]):
+            word = (fabric.group(3) or "").lower()
+            interconnect = {"infiniband": "InfiniBand", "ib": "InfiniBand", "ethernet": "Ethernet"}.get(
+                word, "RoCE" if word.startswith("roce") else "")
+            self.add(ReportedInventory, index, ("inv", "nic", "fabric"), item="nic", model=interconnect,
+                     count=int(fabric.group(1)), gbps=float(fabric.group(2)), interconnect=interconnect,
+                     net_plugin=self._plugin(interconnect), text=_cut(sentence))
         rails = _RAILS.search(sentence)
         if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
             self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,
@@ -1054,6 +1083,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         stripped = text.lstrip()
         if stripped.startswith("#") and i not in code:
             reader.heading = stripped.lstrip("#").strip()
+        prose_cloud.line(reader, i, text[:MAX_LINE])
         if i in table_lines or stripped.startswith("|"):
             reader.settings(i, text[:MAX_LINE])
             continue
@@ -1082,7 +1112,7 @@ FORMATS = [
         command="(the ticket's description, as written)",
         facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
                "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
-               "gpu.summary", "platform.virtualization"),
+               "gpu.summary", "platform.virtualization", "platform.cloud_sign"),
         sniff=sniff,
         parse=parse,
         description="a ticket's prose or Markdown: what the user states (facts with provenance 'reported')",

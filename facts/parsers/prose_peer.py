@@ -70,7 +70,9 @@ _PEER_OFF = re.compile(
     r"|\b(?:with\s{1,3})?(?:the\s{1,3})?(nv_peer_mem(?:ory)?|nvidia[_-]peer_?mem(?:ory)?|GDR(?:DMA)?|GPU\s?Direct(?:\s{1,3}RDMA)?|P2P|peer[\s-]to[\s-]peer)"
     r"\s{1,3}(?:module\s{1,3})?(?:is\s{1,3}|was\s{1,3})?(?:disabled|unloaded|removed|off|turned\s{1,3}off|switched\s{1,3}off)\b", re.I)
 _THEN_WORKS = re.compile(r"\b(?:works?|worked|working|runs?\s{1,3}(?:\w+\s{1,3})?fine|ran\s{1,3}fine|fine|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|"
-                         r"succeed\w{0,3}|pass(?:es|ed)|(?:is|are)\s{1,3}gone|goes\s{1,3}away|went\s{1,3}away|no\s{1,3}longer)\b", re.I)
+                         r"succeed\w{0,3}|pass(?:es|ed)|(?:is|are)\s{1,3}gone|go(?:es)?\s{1,3}away|went\s{1,3}away|no\s{1,3}longer|"
+                         # "with P2P disabled the copies are 6x faster": switching the path off helps
+                         r"(?:is|are|was|were|runs?|ran|gets?|got)\s{1,3}(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s{1,3})?(?:much\s{1,3}|a\s{1,3}lot\s{1,3}|way\s{1,3}|far\s{1,3}|\d{1,3}x\s{1,3})?faster)\b", re.I)
 _NOT_THEN = re.compile(r"\b(?:(?:does|did|do)(?:n'?t|\s{1,3}not)|not|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 
 #: a while into the run: "after a few hours", "after about 3 hours", "after 20000 steps"

@@ -95,6 +95,86 @@ def test_node_comes_from_the_one_host_the_evidence_names():
     assert evidence_values([_ev({"node": "gpu-3"}, "gpu-1")])["node"] == "gpu-3"
 
 
+def test_cpu_ranges_inverts_cpu_list():
+    import doctest
+
+    from clusterdx.facts.parsers import _util
+
+    assert doctest.testmod(_util).failed == 0
+    for text in ("0-55,112-167", "0,2,4-7", "3", ""):
+        assert _util.cpu_ranges(_util.cpu_list(text)) == text
+
+
+def _topo(node, gpu, cpus, numa):
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.topo import TopoGpu
+
+    return TopoGpu(node=node, source=SourceRef(input="topo.txt", line=gpu + 2), gpu=gpu, cpus=cpus, numa_node=numa)
+
+
+def test_gpu_cpu_tables_come_only_from_one_complete_topology():
+    from clusterdx.engine.remedy import node_command_values
+
+    full = [_topo("n1", g, list(range(0, 4)) if g < 2 else list(range(4, 8)), g // 2) for g in range(4)]
+    assert node_command_values(full) == {"gpu_cpus": "0-3 0-3 4-7 4-7", "gpu_numa": "0 0 1 1"}
+    # a topo -m excerpt without GPU1: indexing by local rank would bind GPU2's rank to GPU3's CPUs
+    assert node_command_values([f for f in full if f.gpu != 1]) == {}
+    # two machines' tables: which one the command is for is not known
+    assert node_command_values(full + [_topo("n2", 0, [0], 0)]) == {}
+    # NUMA Affinity N/A on one GPU: the CPU table stands, the memory-node table does not
+    partial = full[:3] + [_topo("n1", 3, [4, 5], None)]
+    assert node_command_values(partial) == {"gpu_cpus": "0-3 0-3 4-7 4-5"}
+
+
+def test_roce_interfaces_join_the_link_layer_of_one_tool_and_the_names_of_another():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.net import IbPort, NetdevMap
+
+    src = SourceRef(input="x", line=1)
+    ports = [IbPort(node="n5", source=src, device=f"mlx5_{i}", port=1, link_layer="Ethernet") for i in (0, 1, 10)]
+    names = [NetdevMap(node="n5", source=src, device=f"mlx5_{i}", port=1, netdev=f"ens{i + 1}f0np0") for i in (0, 1, 10)]
+    assert node_command_values(ports + names)["roce_netdevs"] == ["ens1f0np0", "ens2f0np0", "ens11f0np0"]
+    # one RoCE device without a name: a loop over the others would skip it silently
+    assert "roce_netdevs" not in node_command_values(ports + names[:2])
+    # InfiniBand ports have no RoCE interfaces to configure
+    ib = [p.model_copy(update={"link_layer": "InfiniBand"}) for p in ports]
+    assert "roce_netdevs" not in node_command_values(ib + names)
+    # a second host's ports: which node the command is for is not known
+    other = IbPort(node="n6", source=src, device="mlx5_0", port=1, link_layer="Ethernet")
+    assert "roce_netdevs" not in node_command_values(ports + names + [other])
+
+
+def test_default_power_limit_only_when_the_node_has_one():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.gpu import GpuDevice
+
+    src = SourceRef(input="q.xml", line=1)
+    gpus = [GpuDevice(node="n1", source=src, gpu=i, default_power_limit_w=700.0, power_limit_w=500.0) for i in range(2)]
+    assert node_command_values(gpus)["default_power_w"] == "700"
+    mixed = gpus + [GpuDevice(node="n1", source=src, gpu=2, default_power_limit_w=400.0)]
+    assert "default_power_w" not in node_command_values(mixed)
+    assert "default_power_w" not in node_command_values([g.model_copy(update={"default_power_limit_w": None}) for g in gpus])
+
+
+def test_cores_per_rank_from_one_nodes_lscpu_and_gpus():
+    from clusterdx.engine.remedy import node_command_values
+    from clusterdx.facts.base import SourceRef
+    from clusterdx.facts.model.cpu import CpuInfo
+    from clusterdx.facts.model.gpu import GpuDevice
+
+    src = SourceRef(input="x", line=1)
+    cpu = CpuInfo(node="n1", source=src, arch="x86_64", sockets=2, cores_per_socket=56, threads_per_core=2)
+    gpus = [GpuDevice(node="n1", source=src, gpu=i) for i in range(8)]
+    out = node_command_values([cpu, *gpus])
+    assert (out["cores_per_rank"], out["omp_threads"]) == ("14", "12")
+    # a 4-core VM with 8 GPUs has no whole core per rank to budget
+    assert "cores_per_rank" not in node_command_values([cpu.model_copy(update={"sockets": 1, "cores_per_socket": 4}), *gpus])
+    # lscpu of one host, GPUs of another: not one node's budget
+    assert "cores_per_rank" not in node_command_values([cpu.model_copy(update={"node": "n2"}), *gpus])
+
+
 def test_rule_data_keeps_every_match():
     from types import SimpleNamespace as NS
 

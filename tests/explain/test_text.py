@@ -136,3 +136,15 @@ def test_every_shipped_single_node_case_fits_under_60_lines(kb):
         if n >= 60:
             long.append((d.name, n))
     assert not long
+
+
+def test_the_answers_next_probe_is_not_printed_again(kb):
+    report = diagnose(collect_paths([CASES / "pt-nccltests-115" / "input"]), kb=kb)
+    first = report.next_probes[0].command
+    text = render(report, width=400)
+    # once in the answer; the probes list and the not-evaluated groups point back at it
+    assert text.count(first) == 1, text
+    assert "1. the next probe above" in text and "rules: next probe 1 above" in text
+    # verbose output prints every command in full
+    verbose = render(report, width=400, verbose=True)
+    assert verbose.count(first) >= 2 and "the next probe above" not in verbose

@@ -122,6 +122,27 @@ def test_issue_code_fence_is_not_read_as_context_or_numbers():
     assert not [f for f in facts if f.fact_type == "platform.virtualization"]
 
 
+@pytest.mark.parametrize("text, role", [
+    ("I installed CUDA, pytorch, etc on the host directly.", "bare-metal"),
+    ("Running natively on the host gives the same hang.", "bare-metal"),
+    ("We also ran it outside of docker: same result.", "bare-metal"),
+    ("The job runs in a docker container on the host.", "container"),   # look-alike: a host named, container run
+    ("4x RTX 6000 Ada in a tower workstation, Ubuntu 24.04", "bare-metal"),
+    ("Two RTX A6000 in my desktop run DDP", "bare-metal"),
+])
+def test_host_run_in_words(text, role):
+    roles = {f.role for f in facts_of(text + "\n") if f.fact_type == "reported.context"}
+    assert role in roles and (role == "bare-metal" or "bare-metal" not in roles), roles
+
+
+@pytest.mark.parametrize("text", [
+    "We run on workstation GPUs (RTX A6000) in the data center.",   # the board's tier, not the machine
+    "The job runs from a virtual desktop in Azure.",
+])
+def test_workstation_lookalikes_are_not_bare_metal(text):
+    assert "bare-metal" not in {f.role for f in facts_of(text + "\n") if f.fact_type == "reported.context"}
+
+
 def test_container_on_a_cloud_instance_is_a_container():
     # "p4d + docker": a cloud VM and a container both stated; the job sees the container
     ctx = read("I am trying to use EFA on p4d + docker, with a DLC-based image.\n")
@@ -543,6 +564,9 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("With NCCL 2.27, it crashes with the following error on 7 nodes.", "error", "multi-node"),
     ("NCCL WARN NET/IB : Got completion with error 12", "error", ""),
     ("NCCL init stuck on rank 3", "hang", ""),
+    ("When I try to train it just stops.", "hang", ""),
+    ("the training simply sits there after the first batch", "hang", ""),
+    ("DDP with two cards stopped responding at the first all_reduce", "hang", ""),
     ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
     ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
     ("jobs die at NCCL init", "error", ""),
@@ -573,6 +597,9 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("We reach the theoretical bandwidth on all nodes.", "below-peak"),
     ("This is expected to be fixed in the next release.", "asks-expected"),
     ("It is normal that the first iteration is slow.", "asks-expected"),
+    ("It just stops with an out of memory error.", "hang"),          # stops with an error: not a hang
+    ("the loss just stopped at 2.3 after epoch 4", "hang"),           # a plateau
+    ("Please stop the job before the maintenance.", "hang"),
 ])
 def test_symptom_lookalikes(text, kind):
     found = [s.kind for s in facts_of(text + "\n") if s.fact_type == "reported.symptom"]
@@ -586,6 +613,29 @@ def test_symptom_lookalikes(text, kind):
 ])
 def test_lookalike_symptoms_are_not_read(text):
     assert not [f for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+
+
+@pytest.mark.parametrize("text, name, value", [
+    ("With NCCL_P2P_DISABLE=1 training is much faster.", "NCCL_P2P_DISABLE", "1"),
+    ("Disabling P2P makes the hang go away.", "p2p", "off"),
+    ("With P2P disabled the copies are 6x faster.", "p2p", "off"),
+])
+def test_a_switch_that_makes_it_faster_or_go_away_is_a_workaround(text, name, value):
+    found = {(w.name, w.value, w.effect) for w in of_type(read(text + "\n"), "reported.workaround")}
+    assert (name, value, "fixes") in found, found
+
+
+@pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 it is not faster.",        # no help
+    "With P2P disabled it is not any faster.",
+    "NCCL 2.18 is faster than 2.19.",                   # a version compared, no switch
+])
+def test_faster_lookalikes_are_no_fixing_workaround(text):
+    try:
+        found = [w for w in of_type(read(text + "\n"), "reported.workaround") if w.effect == "fixes"]
+    except Exception:  # nothing the reader takes at all
+        found = []
+    assert not found
 
 
 def test_a_setting_that_makes_it_work_is_a_workaround_not_the_configuration():
@@ -816,3 +866,33 @@ def test_shm_switched_off_as_a_workaround(text, effect):
 def test_a_setting_an_error_message_suggests_is_not_in_force(text, in_force):
     names = [f.name for f in facts_of(text + "\n") if f.fact_type == "env.var"]
     assert ("NCCL_DEBUG" in names) is in_force, names
+@pytest.mark.parametrize("text, nic", [
+    ("We have 8x H100 per node and 8x 400G InfiniBand.", (8, 400.0, "InfiniBand")),
+    ("8 x 400Gb/s IB HCAs per node", (8, 400.0, "InfiniBand")),
+    ("the nodes have 2x 100G RoCE NICs", (2, 100.0, "RoCE")),
+    ("4x 200Gbps Ethernet adapters", (4, 200.0, "Ethernet")),
+    # a model named in the sentence is read from the gazetteer, with its own name
+    ("2x ConnectX-6 200G RoCE", (2, 200.0, "RoCE")),
+    # look-alikes: switch ports, a rate with no fabric or NIC word, a negated inventory
+    ("the leaf switch has 64x 400G ports", None),
+    ("we tried 2x 100G and it was fine", None),
+    ("It's not 8x 400G InfiniBand but 4x", None),
+])
+def test_nics_stated_by_count_rate_and_fabric(text, nic):
+    nics = [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.item == "nic"]
+    if nic is None:
+        assert not nics
+    else:
+        assert [(f.count, f.gbps, f.interconnect) for f in nics] == [nic]
+
+
+@pytest.mark.parametrize("text, low", [
+    ("all_reduce_perf between two nodes only gives 12 GB/s busbw", True),
+    ("nccl-tests only shows ~3 GB/s", True),
+    ("it only manages to reach 40 GB/s", True),
+    ("this only gives a warning at startup", False),
+    ("the log only shows the first rank", False),
+])
+def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
+    kinds = {f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"}
+    assert ("low-bandwidth" in kinds) is low

@@ -117,3 +117,21 @@ def test_blackwell_without_any_version_is_version_unknown():
 def test_a_newer_library_in_the_same_ticket_decides_platform_support():
     # a stale nccl-tests header (2.21.5) beside the NCCL log banner of the library loaded (2.26.2)
     assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA GB200", "2.21.5"), _version("2.26.2")])
+
+
+def _signature(sig: str):
+    from clusterdx.facts.model.signature import TextSignature
+    return TextSignature(node="n1", source=SRC, signature=sig, node_id="nccl-version-regression", text="t")
+
+
+def test_entry_known_by_its_warning_needs_the_warning_and_the_range():
+    """NIC fusion's invalid NET id (2.24.3-2.27.2): the release alone is no evidence, the warning
+    on a fixed release or before fusion existed is none either."""
+    entry = "nic-fusion-invalid-net-id-2.24-2.26"
+    warn = _signature("nccl-net-id-not-found")
+    assert _issues([_version("2.25.1"), warn])[entry].applies == "applies"
+    assert _issues([_version("2.26.6"), warn])[entry].fixed_in == "2.27.3"
+    assert entry not in _issues([_version("2.25.1")])
+    assert entry not in _issues([_version("2.25.1"), _signature("nccl-unhandled-system-error")])
+    assert entry not in _issues([_version("2.27.3"), warn])
+    assert entry not in _issues([_version("2.23.4"), warn])

@@ -303,10 +303,15 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
                     r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
+                    # the failing start now gets through: "the job starts and trains", "training then completes"
+                    r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
 _NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
+#: a setting an error message suggests, not one in force: "(run with NCCL_DEBUG=INFO for details)"
+_ADVICE_BEFORE = re.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
+_ADVICE_AFTER = re.compile(r"\s{0,3}(?:for|to get|to see)\s{1,3}(?:more\s{1,3})?(?:details|information|info|debug)", re.I)
 _WORKAROUND_SETTING = re.compile(
     r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
@@ -531,6 +536,8 @@ class _Reader:
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
             if fixing and sep == "=":
                 continue  # a setting tried as a workaround is not the job's configuration (see workaround)
+            if _ADVICE_BEFORE.search(text[max(0, m.start() - 24):m.start()]) and _ADVICE_AFTER.match(text[m.end():]):
+                continue  # the error message's advice, not the job's configuration
             if sep in ("is", "was") and value.lower() not in _UNSET_WORDS:
                 continue
             if value.lower() == "not" and not re.match(r"\s{1,3}set\b", text[m.end():], re.I):

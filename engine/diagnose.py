@@ -294,7 +294,7 @@ def _gap(facts: Sequence[Fact]) -> Gap | None:
         ratio = measured / expected
         return Gap(metric=f"{getattr(worst, 'collective')} busbw (GB/s)", measured=measured, reference=expected,
                    ratio=round(ratio, 4), gap_pct=round(max(0.0, (1 - ratio) * 100), 2), meets_bar=ratio >= 0.95,
-                   basis="reference")
+                   basis="reference", reported=getattr(worst, "stated", False))
     return None
 
 

@@ -203,6 +203,8 @@ class Gap(Model):
     meets_bar: bool
     bar: float = 0.95
     basis: Literal["baseline", "reference"]
+    #: the measured number is one the user stated in the ticket's words, not a tool's output
+    reported: bool = False
     explained_pct: float = 0.0
     unexplained_pct: float = 0.0
 

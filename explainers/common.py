@@ -124,7 +124,8 @@ def summary(report: Any) -> str:
     text = f"We read {len(report.inputs)} inputs ({', '.join(parts) or 'none'}) from {nodes}."
     g = report.gap
     if g is not None:
-        text += (f" The measured gap is {g.gap_pct:.1f}% ({g.metric} {g.measured:g} against the {g.basis} "
+        said = ", a number the user reports" if g.reported else ""
+        text += (f" The measured gap is {g.gap_pct:.1f}% ({g.metric} {g.measured:g}{said}, against the {g.basis} "
                  f"{g.reference:g}).")
     hs = report.hypotheses
     if not hs:

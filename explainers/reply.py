@@ -148,6 +148,9 @@ class _Writer:
         if read:
             names = ", ".join(f"`{self.names.path(i.path.split('#', 1)[0])}`" for i in _unique_files(read))
             out.append(f"Thank you for the {'description and the ' if words else ''}files. We went through {names}.")
+        elif words:
+            out.append("Thank you for the description. We went through what you wrote; no command output was "
+                       "attached, so the steps below ask for what would settle it.")
         else:
             out.append("Thank you for the ticket. None of the files attached so far holds output we can "
                        "analyse, so the steps below ask for what we need.")
@@ -164,7 +167,8 @@ class _Writer:
         g = r.gap
         if g is not None:
             against = "the baseline run you sent" if g.basis == "baseline" else "what this hardware should reach"
-            out += ["", f"We measured {text(g.metric)} at {g.measured:g}, against {g.reference:g} for {against}: "
+            said = "You report" if g.reported else "We measured"
+            out += ["", f"{said} {text(g.metric)} at {g.measured:g}, against {g.reference:g} for {against}: "
                         f"a gap of {g.gap_pct:.1f}%."]
         return out
 

@@ -130,7 +130,8 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
     g = report.gap
     if g is not None:
         bar = "meets" if g.meets_bar else "misses"
-        p(f"Gap:    {g.gap_pct:.1f}% ({escape(g.metric)} {g.measured:g} vs {g.basis} {g.reference:g}; {bar} the "
+        said = " as the user reports it" if g.reported else ""
+        p(f"Gap:    {g.gap_pct:.1f}% ({escape(g.metric)} {g.measured:g}{said} vs {g.basis} {g.reference:g}; {bar} the "
           f"{g.bar:.0%} bar); explained {g.explained_pct:.1f}%, unexplained {g.unexplained_pct:.1f}%", 2, 8)
     else:
         p("Gap:    not measured (needs a baseline run or --reference)", 2, 8)

@@ -90,7 +90,8 @@ def _stated(facts: Sequence[Fact], reference: Selected | None) -> list[Fact]:
     return [BusbwEfficiency(node=metric.node, scope=metric.scope, source=metric.source,
                             collective=w.collective or "all_reduce", nodes=w.nodes, nranks=w.nodes * gpus,
                             busbw=metric.value_norm, size_bytes=0, expected_busbw=expected,
-                            fraction=round(metric.value_norm / expected, 4), basis=basis, provenance="reported")]
+                            fraction=round(metric.value_norm / expected, 4), basis=basis, provenance="reported",
+                            stated=True)]
 
 
 def derive(facts: Sequence[Fact], reference: Selected | None = None, params: Params | None = None) -> list[Fact]:

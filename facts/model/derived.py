@@ -46,6 +46,8 @@ class BusbwEfficiency(Fact):
     expected_busbw: float
     fraction: float
     basis: str
+    #: the busbw is the user's word ("only gives 12 GB/s busbw"), not an nccl-tests output
+    stated: bool = False
 
 
 class CpuFreqShortfall(Fact):

@@ -152,6 +152,17 @@ def test_share_of_gap_only_when_measured_and_within_it(kb):
     assert "% of the gap" not in md and "of the measured gap." in md
 
 
+def test_a_gap_on_the_customers_own_number_is_theirs_not_our_measurement(kb):
+    words = _report(kb, CASES / "fb-internode-busbw-told-in-words" / "input")
+    assert words.gap is not None and words.gap.reported
+    md = reply.render(words)
+    assert "You report all" in md and "We measured" not in md
+    assert "Thank you for the description" in md and "None of the files" not in md
+    # a gap on nccl-tests output the customer attached is one we measured
+    measured = _report(kb, CASES / "fb-roce-gid0-no-tc" / "input")
+    assert measured.gap is not None and not measured.gap.reported and "We measured" in reply.render(measured)
+
+
 def test_share_is_bounded_by_a_small_gap(kb):
     """An 18% gap and a cause whose share the report bounded by it: the reply says so, in points."""
     report = _report(kb, CASES / "fb-roce-gid0-no-tc" / "input")

@@ -178,9 +178,9 @@ class _Writer:
             return []
         out = ["", "## What we found", ""]
         if len(supported) == 1:
-            out.append("The files point to one cause.")
+            out.append("What you sent points to one cause.")
         else:
-            out.append(f"The files point to {len(supported)} causes, most likely first.")
+            out.append(f"What you sent points to {len(supported)} causes, most likely first.")
         for k, h in enumerate(supported, 1):
             out += ["", f"### {k}. {text(h.title)}", ""]
             out.append(f"Confidence: {h.confidence * 100:.0f}%. {self.weight(h)}")

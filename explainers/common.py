@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clusterdx.facts.nodes import is_unlabelled
+
 if TYPE_CHECKING:  # networkx costs a tenth of a second to import; only graph output needs it
     import networkx as nx
 
@@ -120,7 +122,11 @@ def summary(report: Any) -> str:
     for i in report.inputs:
         counts[i.status] = counts.get(i.status, 0) + 1
     parts = [f"{n} {s}" for s, n in sorted(counts.items())]
-    nodes = ", ".join(report.nodes) if report.nodes else "unknown nodes"
+    # "node" is ingestion's name for a file that names no machine, not a host to show
+    named = [n for n in report.nodes if not is_unlabelled(n)]
+    nodes = ", ".join(named) if named else "unknown nodes"
+    if named and len(named) < len(report.nodes):
+        nodes += " (and inputs that name no host)"
     text = f"We read {len(report.inputs)} inputs ({', '.join(parts) or 'none'}) from {nodes}."
     g = report.gap
     if g is not None:

@@ -120,3 +120,16 @@ def test_empty_report_still_has_every_section(kb, tmp_path):
     for s in ["## What we could not check", "## Please run these and attach the output", "## Inputs"]:
         assert s in md
     assert "```mermaid" not in md
+
+
+def test_summary_names_hosts_not_the_placeholder_of_unlabelled_files():
+    from types import SimpleNamespace as NS
+
+    from clusterdx.explainers.common import summary
+
+    def report(nodes):
+        return NS(inputs=[NS(status="parsed")], nodes=nodes, gap=None, hypotheses=[], not_evaluated=[])
+
+    assert "from gpu-017, gpu-018 (and inputs that name no host)." in summary(report(["gpu-017", "gpu-018", "node"]))
+    assert "from gpu-017." in summary(report(["gpu-017"]))
+    assert "from unknown nodes." in summary(report(["node"]))

@@ -295,7 +295,8 @@ _SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 _PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
 _SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
-_MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster)\b", re.I)
+_MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster|"
+                         r"more than (?:one|1|a single) (?:node|machine|server|host)|(?:a |the )?(?:second|another) (?:node|machine|server|host))\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
 #: GPUs as I like"; "does not help" is the other answer

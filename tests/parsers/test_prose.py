@@ -909,3 +909,14 @@ def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
 def test_what_changed_when_the_job_moved_into_containers(text, component):
     changes = [f for f in facts_of(text) if f.fact_type == "reported.change"]
     assert [(c.component, c.direction) for c in changes] == [(component, "slower")]
+
+
+@pytest.mark.parametrize("text, where", [
+    ("Training hangs at the first allreduce when using more than one node.", "multi-node"),
+    ("As soon as I launch on a second node the job gets stuck in the first allreduce", "multi-node"),
+    ("the 2-node run hangs between the two machines", "multi-node"),
+    ("all_reduce_perf -g 4 hangs on our workstation", ""),
+])
+def test_a_hang_says_whether_it_needs_a_second_node(text, where):
+    hangs = [f for f in facts_of(text) if f.fact_type == "reported.symptom" and f.kind == "hang"]
+    assert [h.where for h in hangs] == [where]

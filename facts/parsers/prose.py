@@ -571,6 +571,19 @@ class _Reader:
                 if component == "kernel":
                     self.add(KernelVersion, index, ("kernel.version", version), release=version,
                              origin="reported")
+        # an NGC image fixes the NCCL it ships (kb/reference/ngc-containers.yaml)
+        from clusterdx.facts.images import IMAGE, nccl_for_image
+
+        for m in IMAGE.finditer(text):
+            got = nccl_for_image(m.group(0))
+            if got is None:
+                continue
+            version = got[0]
+            num = _version_num("nccl", version)
+            self.add(ReportedVersion, index, ("version", "nccl", version), component="nccl", version=version,
+                     version_num=num, text=_cut(text))
+            if num is not None:
+                self.add(NcclVersion, index, ("nccl.version", version), version=version, version_num=num)
 
     def context(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedContext

@@ -262,11 +262,19 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                               r"(?:bandwidth|speeds?|rates?|figures?|numbers?|values?|performance|throughput|bw|GB/s)|"
                               r"peak\s{1,3}(?:\w{1,12}\s{1,3})?(?:bandwidth|speed|rate|performance|throughput|figure|number)|"
                               r"\d{2,4}\s{0,2}GB/s\s{1,3}(?:\w{1,12}\s{1,3})?bi-?directional)\b", re.I)),
+    # a scaling efficiency quoted from another system's publication: "From the README, horovod
+    # achieves 90% scaling efficiency", "the paper reports 95% weak-scaling efficiency": the source
+    # comes first (a result "matching the 90% in the README" names it after its own number)
+    ("below-peak", re.compile(r"\b(?:README(?:\.md)?|paper|blog(?:\s{0,2}post)?|docs|documentation|white\s{0,2}paper|"
+                              r"web\s{0,2}site|benchmark\s{1,3}page)\b(?![^.?!]{0,80}?\b(?:we|our|I)\s{1,3}(?:\w+\s{1,3})?(?:get|got|reach\w{0,2}|see|saw|measured?)\b)"
+                              r"[^.?!]{0,80}?\b\d{2,3}(?:\.\d{1,2})?\s{0,2}%\s{0,3}(?:[\w-]{1,12}\s{1,3})?(?:scaling\s{1,3})?efficiency\b", re.I)),
     # the user asks whether the result is what the hardware gives: "Is this expected?", "is this
     # normal", "a bug or expected behavior?"; "this is expected to be fixed" is a statement
     ("asks-expected", re.compile(r"\b(?:is|are|was|were)\s{1,3}(?:this|that|these|those|it|the\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:results?|numbers?|performance|bandwidth|speed|behaviou?r))"
                                  r"\s{1,3}(?:\w{1,12}\s{1,3})?(?:expected|normal|reasonable|by\s{1,3}design|intended)\b(?!\s{1,3}to\b)|"
-                                 r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?", re.I)),
+                                 r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?|"
+                                 # "Am I missing anything?", "what are we missing?": whether more is to be had at all
+                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
 #: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs

@@ -262,6 +262,15 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                               r"(?:bandwidth|speeds?|rates?|figures?|numbers?|values?|performance|throughput|bw|GB/s)|"
                               r"peak\s{1,3}(?:\w{1,12}\s{1,3})?(?:bandwidth|speed|rate|performance|throughput|figure|number)|"
                               r"\d{2,4}\s{0,2}GB/s\s{1,3}(?:\w{1,12}\s{1,3})?bi-?directional)\b", re.I)),
+    # inside one node, bandwidth differs with the GPUs or NICs used: "the mlx5_6/mlx5_7 pair came out
+    # better bandwidth than mlx5_0/mlx5_1", "GPUs 4-7 get lower busbw than GPUs 0-3", "bandwidth
+    # depends on which GPU/NIC pair we use"
+    ("device-set-dependent", re.compile(
+        r"(?:mlx5_\d{1,2}|\bGPUs?\s{0,2}#?\d{1,2}|\bHCAs?\s{0,2}\d{1,2}|\bNICs?\s{0,2}\d{1,2}|\bcuda:\d)[^.?!]{0,80}?"
+        r"\b(?:better|worse|faster|slower|higher|lower)\b[^.?!]{0,60}?\bthan\b[^.?!]{0,30}?"
+        r"(?:mlx5_\d{1,2}|\bGPUs?\s{0,2}#?\d{1,2}|\bHCAs?\s{0,2}\d{1,2}|\bNICs?\s{0,2}\d{1,2}|\bcuda:\d)|"
+        r"\b(?:bandwidth|busbw|performance|throughput|nChannels|channels?)\b[^.?!]{0,40}?\b(?:depend\w{0,3}|differ\w{0,3}|varies|vary)\b\s{1,3}"
+        r"(?:\w+\s{1,3}){0,3}?(?:(?:GPU|NIC|HCA)s?(?:\s{0,2}/\s{0,2}(?:GPU|NIC|HCA)s?)?\s{1,3}(?:pairs?|subsets?|groups?|used|we\s{1,3}use)|PCIe\s{1,3}topolog\w{1,4})", re.I)),
     # a scaling efficiency quoted from another system's publication: "From the README, horovod
     # achieves 90% scaling efficiency", "the paper reports 95% weak-scaling efficiency": the source
     # comes first (a result "matching the 90% in the README" names it after its own number)

@@ -12,7 +12,7 @@ from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.applicability import MIN_FLEET_NODES, role_fit
-from clusterdx.engine.rank import EvidenceRef, Scored, candidates, reportable, score
+from clusterdx.engine.rank import EvidenceRef, Scored, listing, score
 from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.remedy import evidence_values, node_command_values, node_values, render_step, render_verification
 from clusterdx.engine.site import SiteConfig, rule_params
@@ -152,7 +152,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
     bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
     scored = score(graph, refs, bound, site.priors, role_fit(kb.nodes, facts))
-    listed = [(s, "supported") for s in reportable(scored)] + [(s, "candidate") for s in candidates(scored)]
+    listed = listing(scored)
     values = node_values(facts, gap)
     commands = node_command_values(facts)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status, values, commands)

@@ -31,7 +31,8 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    :data:`~clusterdx.engine.weights.REPORT_MIN` and at least twice their prior through downstream
    evidence. The other causes the evidence lifted (a symptom or shared mechanism they could
    produce, such as low bus bandwidth or a hang on PCIe GPUs) are listed below the reported ones,
-   most lifted first, marked as *candidates* (:func:`candidates`): the answer is then "one of
+   most lifted first, marked as *candidates* (:func:`candidates`); a supported cause whose
+   confidence ended below REPORT_MIN joins them in that order (:func:`listing`): the answer is then "one of
    these, and this probe separates them", never an empty list, and a cheap lead that a supported
    but broad cause would hide stays visible. Once a cause with its own evidence reaches
    :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the symptoms and no candidates are listed.
@@ -193,3 +194,20 @@ def candidates(scored: list[Scored]) -> list[Scored]:
     rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= floor]
     rest.sort(key=lambda s: (-round(lift(s), 6), -s.confidence, s.cause))
     return rest[:CANDIDATE_MAX]
+
+
+def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:
+    """What the report lists, in order, with each cause's status ("supported" or "candidate").
+
+    Supported causes at :data:`REPORT_MIN` or above come first, in :func:`order_key` order. A cause
+    with evidence of its own that ended below REPORT_MIN (refuted about as much as supported) is no
+    more certain than a candidate: it is listed among the candidates, all ordered by how far the
+    evidence lifted them (:func:`lift`, the candidates' own order), so a 0.02 'supported' cause
+    never stands above a candidate the evidence moved more. Ordering that tail by confidence
+    instead lets the priors decide it (measured on the public corpus: 10 fewer right first)."""
+    supported = reportable(scored)
+    firm = [s for s in supported if s.confidence >= REPORT_MIN]
+    rest = [(s, "supported") for s in supported if s.confidence < REPORT_MIN] + \
+           [(s, "candidate") for s in candidates(scored)]
+    rest.sort(key=lambda sv: (-round(lift(sv[0]), 6), sv[1] != "supported", sv[0].cause))
+    return [(s, "supported") for s in firm] + rest

@@ -38,6 +38,9 @@ class ReleaseEntry(BaseModel):
     unknown_ok: list[Condition] = []
     #: variables that must be set to these values for the entry to apply
     requires_setting: dict[str, str] = Field(default_factory=dict)
+    #: log signatures (ids in kb/reference/signatures.yaml) of a release bug that only a specific
+    #: warning identifies: the entry applies only where the ticket shows one of them
+    shows: list[str] = []
     summary: str
     remedy: str
     #: the first release without the problem (or the first that supports the platform)

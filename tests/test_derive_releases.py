@@ -169,3 +169,21 @@ def test_image_on_the_launch_line_gives_the_release():
     assert _issues([run, _hang()])["cumem-default-hang-2.19"].version == "2.19.3"
     # a version the logs show wins over the image's
     assert "cumem-default-hang-2.19" not in _issues([run, _hang(), _version("2.20.5")])
+
+
+def _signature(sig: str):
+    from clusterdx.facts.model.signature import TextSignature
+    return TextSignature(node="n1", source=SRC, signature=sig, node_id="nccl-version-regression", text="t")
+
+
+def test_entry_known_by_its_warning_needs_the_warning_and_the_range():
+    """NIC fusion's invalid NET id (2.24.3-2.27.2): the release alone is no evidence, the warning
+    on a fixed release or before fusion existed is none either."""
+    entry = "nic-fusion-invalid-net-id-2.24-2.26"
+    warn = _signature("nccl-net-id-not-found")
+    assert _issues([_version("2.25.1"), warn])[entry].applies == "applies"
+    assert _issues([_version("2.26.6"), warn])[entry].fixed_in == "2.27.3"
+    assert entry not in _issues([_version("2.25.1")])
+    assert entry not in _issues([_version("2.25.1"), _signature("nccl-unhandled-system-error")])
+    assert entry not in _issues([_version("2.27.3"), warn])
+    assert entry not in _issues([_version("2.23.4"), warn])

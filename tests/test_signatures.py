@@ -57,6 +57,16 @@ HITS = [
     ("NVRM: Xid (PCI:0000:9c:00): 48, pid=4121, name=python3, An uncorrectable double bit error", "gpu-xid-memory-error"),
     ("- `Xid 63`: Row Remapper marks a new row for remapping", "gpu-xid-memory-error"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
+    ("gpu-b07:2231:2290 [0] graph/topo.h:234 NCCL WARN Could not find NET with id 0", "nccl-net-id-not-found"),
+    ("graph/topo.h:230 NCCL WARN Could not find NET with id 7", "nccl-net-id-not-found"),
+    ("gen-0:4411:4470 [0] transport/p2p.cc:298 NCCL WARN Cuda failure 'invalid argument'", "nccl-legacy-cuda-ipc-failure"),
+    ("cudaIpcOpenMemHandle failed with invalid resource handle", "nccl-legacy-cuda-ipc-failure"),
+    ("gb200-ci-04:7711:7790 [0] NCCL INFO Check P2P Type isAllDirectP2p 0 directMode 0", "nccl-not-all-direct-p2p"),
+    ("NCCL reports `isAllDirectP2p 0`, `0 nvls channels`, and DeepEP aborts.", "nccl-not-all-direct-p2p"),
+    ("AssertionError: No NVLink connection between GPU 0 and GPU 1, but allow_nvlink_for_normal_mode=True",
+     "nvml-no-nvlink-between-gpus"),
+    ("nvmlDeviceGetP2PStatus(h0, h1, NVML_P2P_CAPS_INDEX_NVLINK) returned NVML_P2P_STATUS_NOT_SUPPORTED",
+     "nvml-no-nvlink-between-gpus"),
     ("Row remapping pending on GPU 2, reset the GPU to activate it", "gpu-row-remap-pending"),
     ("nvidia-smi shows the remapped rows count grew from 11 to 12", "gpu-row-remap-pending"),
     ("/opt/nvshmem/src/modules/transport/ibrc/ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem "
@@ -92,6 +102,12 @@ LOOKALIKES = [
     "| N/A   34C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |  Volatile Uncorr. ECC",  # a header
     "        Pending                           : No",                      # nvidia-smi -q remap section
     "ECC mode is enabled on all GPUs",                                     # ECC named, no error
+    "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",  # the search alone
+    "NCCL WARN Could not find network interface matching ib9",             # another lookup
+    "node1:77:90 [0] NCCL INFO Check P2P Type isAllDirectP2p 1 directMode 0",  # all direct
+    "n1:41:90 [0] transport/p2p.cc:289 NCCL WARN Cuda failure 1 'invalid argument'",  # driver API: the cuMem branch
+    "n1:41:90 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",         # legacy IPC in use, no failure
+    "nvidia-smi nvlink -s shows every NVLink connection between GPU 0 and GPU 1 at 50 GB/s",  # links fine
     "NVSHMEM: nvidia_peermem detected, IBRC transport initialized",        # module found
     "init.cu:1080: nvshmem initialization failed, exiting",                # generic init failure, no transport named
     "building the topology map for 16 PEs",                                # another map, no failure
@@ -168,3 +184,8 @@ def test_bootstrap_socket_line_is_not_the_transport(other):
     line = "gpu-a:1201:1390 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>"
     assert [f.signature for f in scan(Document.from_text(line + "\n", name="x"))] == ["nccl-net-socket-initialized"]
     assert scan(Document.from_text(f"{other}\n{line}\n", name="x")) == []
+
+
+def test_peer_access_refused_in_p2p_transport_is_not_the_ipc_signature():
+    line = "n1:41:90 [0] transport/p2p.cc:212 NCCL WARN Cuda failure 'peer access is not supported between these two devices'"
+    assert _found(line) == {"peer-access-not-supported"}

@@ -6,6 +6,8 @@ contradicted by the facts. Conditions the facts cannot decide are listed (``appl
 possible``, or ``likely`` when the table says those conditions usually hold): rules act on
 ``applies`` and some on ``likely``, never on ``possible`` alone, since every old release would
 otherwise be suspect on every ticket. Each condition is decided in one function here, from every fact that can tell.
+An entry with ``shows`` is a bug that a specific warning identifies (NIC fusion's invalid NET id):
+it is derived only where a ``text.signature`` fact shows one of those warnings.
 """
 
 from __future__ import annotations
@@ -154,6 +156,10 @@ def _workaround_set(entry, settings: dict[str, str]) -> bool:
     return not entry.workaround or settings[entry.setting].strip().lower() == entry.workaround.lower()
 
 
+def _shown(facts: Sequence[Fact]) -> set[str]:
+    return {getattr(f, "signature", "") for f in of_type(facts, "text.signature")}
+
+
 def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
     seen: dict[str, Fact] = {}
     for f in of_type(facts, "nccl.version"):
@@ -196,6 +202,7 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
     if not versions:
         return _unknown_version(facts, decided)
     settings = _settings(facts)
+    shown = _shown(facts)
     out: list[Fact] = []
     newest = versions[-1][0]
     for version, src in versions:
@@ -208,6 +215,8 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
             needs = entry.requires_setting
             if needs and any(settings.get(k) != v for k, v in needs.items()):
                 continue
+            if entry.shows and not shown & set(entry.shows):
+                continue  # a bug known by its warning: without the warning the release is no evidence
             unknown = [c for c, s in zip(entry.when, states) if s is None]
             out.append(NcclReleaseIssue(
                 node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,

@@ -98,7 +98,8 @@ class ReportedSetting(_Reported):
 class ReportedChange(_Reported):
     fact_type = "reported.change"
     doc = "A before/after statement: what changed (component, from/to version) and which way the number moved."
-    #: 'nccl', 'cuda', 'driver', 'pytorch', 'kernel', 'os', 'bios', 'firmware', 'image', '' when not named
+    #: 'nccl', 'cuda', 'driver', 'pytorch', 'kernel', 'os', 'bios', 'firmware', 'image', 'container' (the
+    #: job moved into containers, or runs slower in one than on the host), '' when not named
     component: str = ""
     from_version: str = ""
     to_version: str = ""

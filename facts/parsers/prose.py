@@ -174,13 +174,20 @@ _RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|
 _SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
 _FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
 _CHANGE = re.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
-                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|before)\b", re.I)
+                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|before|"
+                     r"than\s{1,3}(?:on\s{1,3}|running\s{1,3}(?:directly\s{1,3})?on\s{1,3})?(?:the\s{1,3})?(?:host|bare[\s-]?metal))\b", re.I)
 _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\bcuda\b", re.I)),
                ("driver", re.compile(r"\bdriver\b", re.I)), ("pytorch", re.compile(r"\b(?:pytorch|torch)\b", re.I)),
                ("kernel", re.compile(r"\bkernel\b", re.I)), ("bios", re.compile(r"\bBIOS\b", re.I)),
                ("firmware", re.compile(r"\bfirmware\b", re.I)),
+               # the job moved into (or runs in) containers, against the same job on the host: "after we
+               # moved the job into containers", "inside docker it is slower than on the host"
+               ("container", re.compile(r"\b(?:in|into|inside|within|under)\s{1,3}(?:a\s{1,3}|the\s{1,3}|our\s{1,3})?"
+                                        r"(?:docker|containers?|pods?|kubernetes|k8s|enroot|pyxis|singularity|apptainer)\b"
+                                        r"(?![\s-]{1,3}image)", re.I)),
                ("image", re.compile(r"\b(?:image|container)\b", re.I)),
                ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
+_SAME = re.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
 _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
@@ -313,10 +320,15 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
                     r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
+                    # the failing start now gets through: "the job starts and trains", "training then completes"
+                    r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
 _NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
+#: a setting an error message suggests, not one in force: "(run with NCCL_DEBUG=INFO for details)"
+_ADVICE_BEFORE = re.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
+_ADVICE_AFTER = re.compile(r"\s{0,3}(?:for|to get|to see)\s{1,3}(?:more\s{1,3})?(?:details|information|info|debug)", re.I)
 _WORKAROUND_SETTING = re.compile(
     r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
@@ -541,6 +553,8 @@ class _Reader:
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
             if fixing and sep == "=":
                 continue  # a setting tried as a workaround is not the job's configuration (see workaround)
+            if _ADVICE_BEFORE.search(text[max(0, m.start() - 24):m.start()]) and _ADVICE_AFTER.match(text[m.end():]):
+                continue  # the error message's advice, not the job's configuration
             if sep in ("is", "was") and value.lower() not in _UNSET_WORDS:
                 continue
             if value.lower() == "not" and not re.match(r"\s{1,3}set\b", text[m.end():], re.I):
@@ -771,14 +785,15 @@ class _Reader:
         if pct and (slower or faster):
             value = float(pct.group(1) or pct.group(2))
             metric = "slowdown_pct" if slower and not faster else "speedup_pct"
-            self.add(ReportedMetric, index, ("metric", metric, value, index), metric=metric, value=value, unit="%",
+            self.add(ReportedMetric, index, ("metric", metric, value), metric=metric, value=value, unit="%",
                      value_norm=value, text=_cut(sentence))
         if not _CHANGE.search(sentence) or not (slower or faster):
             return
         direction = "slower" if slower and not (faster and faster.start() < slower.start()) else "faster"
         component = ""
         for name, pat in _COMPONENTS:
-            if pat.search(sentence):
+            # "same image, same NCCL 2.21.5" names what did not change
+            if any(not _SAME.search(sentence[max(0, c.start() - 12):c.start()]) for c in pat.finditer(sentence)):
                 component = name
                 break
         m = _FROM_TO.search(sentence) or _ARROW.search(sentence)
@@ -828,6 +843,7 @@ class _Reader:
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
+            self.change(index, sentence)
             prose_peer.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 

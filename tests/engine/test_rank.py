@@ -64,3 +64,42 @@ def test_rank_by_expected_share_bounded_by_gap():
     assert [s.cause for s in res] == ["a", "b"]  # a costs more
     capped = score(graph(), ev, gap_pct=2.0)
     assert all(s.expected_pct <= 2.0 for s in capped)
+
+
+def _wide_graph(n_causes: int):
+    """n causes behind one symptom, and one more cause c0 that also has evidence of its own."""
+    nodes = [node(f"c{i}", "root_cause", [("sym", "strong")], "medium" if i == 1 else "low", (5, 20))
+             for i in range(n_causes)]
+    nodes.append(node("sym", "symptom"))
+    return CausalGraph.build({x.id: x for x in nodes})
+
+
+def test_a_symptom_alone_gives_candidates_not_an_empty_answer():
+    from clusterdx.engine.rank import candidates, lift
+
+    g = _wide_graph(40)
+    res = score(g, [EvidenceRef(0, "r", "sym", "supports", "moderate")])
+    assert reportable(res) == []
+    listed = candidates(res)
+    # forty causes share one symptom: most are lifted by less than CANDIDATE_MIN_LIFT, yet the list is full
+    assert len(listed) == 4 and sum(0 < lift(s) < 0.05 for s in listed) == 3
+    assert listed[0].cause == "c1"  # the likelier cause (medium prior) takes the larger share
+    # with a cause reportable, the floor is back: no low-lift candidates beside it
+    firm = score(g, [EvidenceRef(0, "r", "sym", "supports", "moderate"), EvidenceRef(1, "r", "c5", "supports", "strong")])
+    assert all(lift(s) >= 0.05 for s in candidates(firm))
+
+
+def test_a_supported_cause_refuted_to_below_report_min_joins_the_candidates_by_lift():
+    from clusterdx.engine.rank import listing
+
+    g = _wide_graph(6)
+    ev = [EvidenceRef(0, "r", "sym", "supports", "strong"),
+          EvidenceRef(1, "r2", "c0", "supports", "weak"), EvidenceRef(2, "r3", "c0", "refutes", "moderate")]
+    order = listing(score(g, ev))
+    ids = [s.cause for s, _ in order]
+    status = dict((s.cause, st) for s, st in order)
+    assert status["c0"] == "supported" and status["c2"] == "candidate"
+    # c0 ended below its prior: the candidates the symptom lifted come first, c1 (lifted to 0.25) first of all
+    assert ids[0] == "c1" and ids.index("c2") < ids.index("c0") and ids[-1] == "c0"
+    firm = listing(score(g, [EvidenceRef(0, "r", "c0", "supports", "decisive"), EvidenceRef(1, "r", "sym", "supports", "weak")]))
+    assert firm[0] == (firm[0][0], "supported") and firm[0][0].cause == "c0"

@@ -860,6 +860,30 @@ def test_peer_module_doctests():
     assert doctest.testmod(prose_peer).failed == 0
 
 
+@pytest.mark.parametrize("text, effect", [
+    ("The error goes away with `NCCL_SHM_DISABLE=1`.", "fixes"),
+    ("If we export NCCL_SHM_DISABLE=1 before torchrun the job starts and trains.", "fixes"),
+    ("Setting NCCL_SHM_DISABLE=1 fixes the crash at init.", "fixes"),
+    ("With NCCL_SHM_DISABLE=1 the training then completes.", "fixes"),
+    ("NCCL_SHM_DISABLE=1 did not help.", "no-effect"),
+    ("Our template exports NCCL_SHM_DISABLE=1 for every job.", None),  # configuration, not a workaround
+])
+def test_shm_switched_off_as_a_workaround(text, effect):
+    ctx = facts_of(text + "\n")
+    found = [(w.name, w.effect) for w in ctx if w.fact_type == "reported.workaround"]
+    assert found == ([("NCCL_SHM_DISABLE", effect)] if effect else []), found
+    assert bool([f for f in ctx if f.fact_type == "env.var"]) is (effect is None)
+
+
+@pytest.mark.parametrize("text, in_force", [
+    ("RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)", False),
+    ("ncclInternalError: Internal check failed. Run with NCCL_DEBUG=WARN for more information.", False),
+    ("We run with NCCL_DEBUG=INFO on every job.", True),   # the user's configuration
+    ("NCCL_DEBUG=INFO for details is set in the template.", True),  # no 'run with' before it
+])
+def test_a_setting_an_error_message_suggests_is_not_in_force(text, in_force):
+    names = [f.name for f in facts_of(text + "\n") if f.fact_type == "env.var"]
+    assert ("NCCL_DEBUG" in names) is in_force, names
 @pytest.mark.parametrize("text, nic", [
     ("We have 8x H100 per node and 8x 400G InfiniBand.", (8, 400.0, "InfiniBand")),
     ("8 x 400Gb/s IB HCAs per node", (8, 400.0, "InfiniBand")),
@@ -890,3 +914,16 @@ def test_nics_stated_by_count_rate_and_fabric(text, nic):
 def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
     kinds = {f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"}
     assert ("low-bandwidth" in kinds) is low
+
+
+@pytest.mark.parametrize("text, component", [
+    ("Our training got 20% slower after we moved the job into containers on Kubernetes.", "container"),
+    ("inside the docker container it is much slower than on the host", "container"),
+    ("Since we run it in pods (same image, same NCCL 2.21.5), allreduce is twice as slow.", "container"),
+    # look-alikes: a new image is a software change; an NCCL upgrade inside a container is NCCL's
+    ("After updating the container image to 24.05 it got 10% slower", "image"),
+    ("after the NCCL upgrade in our container it is 2x slower", "nccl"),
+])
+def test_what_changed_when_the_job_moved_into_containers(text, component):
+    changes = [f for f in facts_of(text) if f.fact_type == "reported.change"]
+    assert [(c.component, c.direction) for c in changes] == [(component, "slower")]

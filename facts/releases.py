@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.versions import in_range, version_key
 
-Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv"]
+Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv", "hang"]
 
 
 class ReleaseEntry(BaseModel):
@@ -47,6 +47,9 @@ class ReleaseEntry(BaseModel):
     fixed_in: str = ""
     #: the variable that works around it, if any
     setting: str = ""
+    #: the value of ``setting`` that works around it; when given, only that value counts as the
+    #: workaround applied (NCCL_CUMEM_ENABLE=1 on the command line is the trigger, not the cure)
+    workaround: str = ""
     reference: str
 
 

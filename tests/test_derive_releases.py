@@ -119,6 +119,58 @@ def test_a_newer_library_in_the_same_ticket_decides_platform_support():
     assert "blackwell-support-2.25.1" not in _issues([_run("NVIDIA GB200", "2.21.5"), _version("2.26.2")])
 
 
+def _hang() -> "ReportedSymptom":
+    from clusterdx.facts.model.reported import ReportedSymptom
+
+    return ReportedSymptom(node="n1", source=SRC, kind="hang", text="alltoall hangs at init")
+
+
+def _cumem(value: str) -> EnvVar:
+    return EnvVar(node="n1", source=SRC, name="NCCL_CUMEM_ENABLE", value=value)
+
+
+def test_cumem_entry_needs_a_hang_and_a_2_19_release():
+    assert _issues([_version("2.19.1"), _hang()])["cumem-default-hang-2.19"].applies == "applies"
+    # no hang reported: undecided, never acted on alone
+    assert _issues([_version("2.19.1")])["cumem-default-hang-2.19"].applies == "possible"
+    # both sides of the range: 2.18.6 (before cuMem by default) and 2.20.3 (the fix)
+    assert "cumem-default-hang-2.19" not in _issues([_version("2.18.6"), _hang()])
+    assert "cumem-default-hang-2.19" not in _issues([_version("2.20.3"), _hang()])
+
+
+def test_cumem_workaround_counts_only_at_its_value():
+    """NCCL_CUMEM_ENABLE=1 is the release's own default (the trigger); only =0 steps around it."""
+    on = _issues([_version("2.19.3"), _hang(), _cumem("1")])["cumem-default-hang-2.19"]
+    off = _issues([_version("2.19.3"), _hang(), _cumem("0")])["cumem-default-hang-2.19"]
+    assert on.setting_set is False and off.setting_set is True
+    # an entry without a workaround value: any value set counts (NCCL_IB_GID_INDEX=3)
+    gid = _issues([_version("2.19.3"), EnvVar(node="n1", source=SRC, name="NCCL_IB_GID_INDEX", value="3")])
+    assert gid["roce-gid-autoselect-2.21"].setting_set is True
+
+
+def test_ngc_image_table_rows_have_references_and_readable_versions():
+    from clusterdx.facts import images
+    from clusterdx.facts.versions import version_key
+
+    assert doctest.testmod(images).failed == 0
+    for row in images.table().images:
+        assert row.reference.startswith("https://") and version_key(row.nccl), row
+    assert images.nccl_for_image("nvcr.io/nvidia/pytorch:23.11-py3")[0] == "2.19.3"
+    # a tag the table does not list, another registry, a tag-like path: no version
+    assert images.nccl_for_image("nvcr.io/nvidia/pytorch:19.01-py3") is None
+    assert images.nccl_for_image("docker.io/pytorch/pytorch:23.11") is None
+    assert images.nccl_for_image("/home/me/nvcr.io/nvidia/pytorch:23.11-py3") is None
+
+
+def test_image_on_the_launch_line_gives_the_release():
+    from clusterdx.facts.model.container import LaunchCommand
+
+    run = LaunchCommand(node="n1", source=SRC, launcher="srun", container_image="nvcr.io/nvidia/pytorch:23.12-py3")
+    assert _issues([run, _hang()])["cumem-default-hang-2.19"].version == "2.19.3"
+    # a version the logs show wins over the image's
+    assert "cumem-default-hang-2.19" not in _issues([run, _hang(), _version("2.20.5")])
+
+
 def _signature(sig: str):
     from clusterdx.facts.model.signature import TextSignature
     return TextSignature(node="n1", source=SRC, signature=sig, node_id="nccl-version-regression", text="t")

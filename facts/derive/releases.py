@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived_runs import NcclReleaseIssue
+from clusterdx.facts.images import nccl_for_image
 from clusterdx.facts.releases import entries_for, table
 from clusterdx.facts.versions import version_key
 
@@ -119,6 +120,13 @@ def _sendrecv(facts: Sequence[Fact]) -> Decision:
     return None
 
 
+def _hang(facts: Sequence[Fact]) -> Decision:
+    """A hang is something seen, never ruled out: a ticket silent about it leaves it undecided."""
+    if any(getattr(f, "kind", "") == "hang" for f in of_type(facts, "reported.symptom")):
+        return True
+    return None
+
+
 def _nvlink(facts: Sequence[Fact]) -> Decision:
     p = _pcie(facts)
     return None if p is None else not p
@@ -128,6 +136,7 @@ CONDITIONS: dict[str, Callable[[Sequence[Fact]], Decision]] = {
     "roce": _roce, "ib": _ib, "amd-cpu": _amd, "c2c": _by_gpu(_C2C), "mnnvl": _mnnvl,
     "blackwell": _by_gpu(_BLACKWELL),
     "pcie-gpus": _pcie, "nvlink-gpus": _nvlink, "multi-node": _multi_node, "sendrecv": _sendrecv,
+    "hang": _hang,
 }
 
 
@@ -138,6 +147,13 @@ def _settings(facts: Sequence[Fact]) -> dict[str, str]:
         if name.startswith("NCCL_"):
             out.setdefault(name, str(getattr(f, "value", "")))
     return out
+
+
+def _workaround_set(entry, settings: dict[str, str]) -> bool:
+    """The entry's setting is in force; with a ``workaround`` value, set to that value."""
+    if not entry.setting or entry.setting not in settings:
+        return False
+    return not entry.workaround or settings[entry.setting].strip().lower() == entry.workaround.lower()
 
 
 def _shown(facts: Sequence[Fact]) -> set[str]:
@@ -152,6 +168,11 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
         v = getattr(f, "nccl_version", "")
         if v and version_key(v):
             seen.setdefault(v, f)
+    if not seen:  # only the image named: the NCCL it ships (kb/reference/ngc-containers.yaml)
+        for f in of_type(facts, "launch.command") + of_type(facts, "container.spec"):
+            got = nccl_for_image(getattr(f, "container_image", "") or getattr(f, "image", ""))
+            if got:
+                seen.setdefault(got[0], f)
     return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
 
 
@@ -202,7 +223,7 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
                 version=version, entry=entry.id,
                 kind=entry.kind, cause=entry.cause,
                 applies="applies" if not unknown else "likely" if set(unknown) <= set(entry.unknown_ok) else "possible",
-                unknown=unknown, setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),
+                unknown=unknown, setting=entry.setting, setting_set=_workaround_set(entry, settings),
                 summary=" ".join(entry.summary.split()), remedy=entry.remedy, fixed_in=entry.fixed_in,
                 reference=entry.reference))
     return out

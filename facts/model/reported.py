@@ -131,7 +131,8 @@ class ReportedSymptom(_Reported):
     #: much slower), 'low-bandwidth', 'rdma-not-used' (InfiniBand/GDR/EFA not detected or not
     #: used, or the job fails only on the fabric), 'gdr-not-used' (GPUDirect RDMA asked for and
     #: not had), 'at-scale' (it goes wrong only past a node count), 'gpus-hidden' (a process
-    #: or pod sees only its own GPU), 'pair-dependent' (bandwidth
+    #: or pod sees only its own GPU), 'device-set-dependent' (inside one node, bandwidth differs
+    #: with which GPUs or NICs run: "mlx5_6/mlx5_7 came out better than mlx5_0/mlx5_1"), 'pair-dependent' (bandwidth
     #: differs with the node pair that ran), 'one-core' (worker processes confined to one core),
     #: 'containers-split' (several containers on one node, each with part of its GPUs),
     #: 'multi-gpu-slower' (several GPUs of one machine slower than one), 'error' (the job stops
@@ -139,7 +140,7 @@ class ReportedSymptom(_Reported):
     #: garbage or NaN only from traffic between GPUs), 'slows-over-time' (throughput falls the longer
     #: a run goes on), 'below-peak' (the result held against an advertised, theoretical, peak or
     #: bidirectional figure), 'asks-expected' (the user asks whether the result is expected or normal)
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent",
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the

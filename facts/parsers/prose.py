@@ -269,11 +269,28 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                               r"(?:bandwidth|speeds?|rates?|figures?|numbers?|values?|performance|throughput|bw|GB/s)|"
                               r"peak\s{1,3}(?:\w{1,12}\s{1,3})?(?:bandwidth|speed|rate|performance|throughput|figure|number)|"
                               r"\d{2,4}\s{0,2}GB/s\s{1,3}(?:\w{1,12}\s{1,3})?bi-?directional)\b", re.I)),
+    # inside one node, bandwidth differs with the GPUs or NICs used: "the mlx5_6/mlx5_7 pair came out
+    # better bandwidth than mlx5_0/mlx5_1", "GPUs 4-7 get lower busbw than GPUs 0-3", "bandwidth
+    # depends on which GPU/NIC pair we use"
+    ("device-set-dependent", re.compile(
+        r"(?:mlx5_\d{1,2}|\bGPUs?\s{0,2}#?\d{1,2}|\bHCAs?\s{0,2}\d{1,2}|\bNICs?\s{0,2}\d{1,2}|\bcuda:\d)[^.?!]{0,80}?"
+        r"\b(?:better|worse|faster|slower|higher|lower)\b[^.?!]{0,60}?\bthan\b[^.?!]{0,30}?"
+        r"(?:mlx5_\d{1,2}|\bGPUs?\s{0,2}#?\d{1,2}|\bHCAs?\s{0,2}\d{1,2}|\bNICs?\s{0,2}\d{1,2}|\bcuda:\d)|"
+        r"\b(?:bandwidth|busbw|performance|throughput|nChannels|channels?)\b[^.?!]{0,40}?\b(?:depend\w{0,3}|differ\w{0,3}|varies|vary)\b\s{1,3}"
+        r"(?:\w+\s{1,3}){0,3}?(?:(?:GPU|NIC|HCA)s?(?:\s{0,2}/\s{0,2}(?:GPU|NIC|HCA)s?)?\s{1,3}(?:pairs?|subsets?|groups?|used|we\s{1,3}use)|PCIe\s{1,3}topolog\w{1,4})", re.I)),
+    # a scaling efficiency quoted from another system's publication: "From the README, horovod
+    # achieves 90% scaling efficiency", "the paper reports 95% weak-scaling efficiency": the source
+    # comes first (a result "matching the 90% in the README" names it after its own number)
+    ("below-peak", re.compile(r"\b(?:README(?:\.md)?|paper|blog(?:\s{0,2}post)?|docs|documentation|white\s{0,2}paper|"
+                              r"web\s{0,2}site|benchmark\s{1,3}page)\b(?![^.?!]{0,80}?\b(?:we|our|I)\s{1,3}(?:\w+\s{1,3})?(?:get|got|reach\w{0,2}|see|saw|measured?)\b)"
+                              r"[^.?!]{0,80}?\b\d{2,3}(?:\.\d{1,2})?\s{0,2}%\s{0,3}(?:[\w-]{1,12}\s{1,3})?(?:scaling\s{1,3})?efficiency\b", re.I)),
     # the user asks whether the result is what the hardware gives: "Is this expected?", "is this
     # normal", "a bug or expected behavior?"; "this is expected to be fixed" is a statement
     ("asks-expected", re.compile(r"\b(?:is|are|was|were)\s{1,3}(?:this|that|these|those|it|the\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:results?|numbers?|performance|bandwidth|speed|behaviou?r))"
                                  r"\s{1,3}(?:\w{1,12}\s{1,3})?(?:expected|normal|reasonable|by\s{1,3}design|intended)\b(?!\s{1,3}to\b)|"
-                                 r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?", re.I)),
+                                 r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?|"
+                                 # "Am I missing anything?", "what are we missing?": whether more is to be had at all
+                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
 #: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs
@@ -586,6 +603,19 @@ class _Reader:
                 if component == "kernel":
                     self.add(KernelVersion, index, ("kernel.version", version), release=version,
                              origin="reported")
+        # an NGC image fixes the NCCL it ships (kb/reference/ngc-containers.yaml)
+        from clusterdx.facts.images import IMAGE, nccl_for_image
+
+        for m in IMAGE.finditer(text):
+            got = nccl_for_image(m.group(0))
+            if got is None:
+                continue
+            version = got[0]
+            num = _version_num("nccl", version)
+            self.add(ReportedVersion, index, ("version", "nccl", version), component="nccl", version=version,
+                     version_num=num, text=_cut(text))
+            if num is not None:
+                self.add(NcclVersion, index, ("nccl.version", version), version=version, version_num=num)
 
     def context(self, index: int, sentence: str) -> None:
         from clusterdx.facts.model.reported import ReportedContext

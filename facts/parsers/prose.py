@@ -228,10 +228,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # several containers on one node, each given part of its GPUs: "two docker with each holding
     # two graphic cards", "each pod gets 4 of the 8 GPUs", "between two containers on the same host"
     ("containers-split", re.compile(r"\b(?:(?:two|2|three|3|four|4|multiple|several|separate|different)\s{1,3}(?:docker\s{1,3})?(?:dockers?|containers?|pods?)\b"
-                                    r"(?:\s{1,3}\w+){0,4}?\s{1,3}(?:each|every one|respectively)|"
+                                    r"(?:[\s,]{1,3}\w+){0,5}?[\s,]{1,3}(?:each|every one|respectively)|"
                                     r"\beach\s{1,3}(?:docker|container|pod)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:holds?|holding|gets?|getting|has|having|with|sees?|owns?)\s{1,3}"
                                     r"(?:\w+\s{1,3}){0,2}?(?:\d{1,2}|one|two|three|four)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:GPUs?|cards?|graphics? cards?|devices?)|"
-                                    r"between\s{1,3}(?:the\s{1,3})?(?:two|2)\s{1,3}(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}(?:one|the same|a single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
+                                    # "across Kubernetes pods on a same node": the pods named in the plural, one machine
+                                    r"(?:between|across)\s{1,3}(?:the\s{1,3})?(?:(?:two|2|different|separate|several|multiple|\w{1,12})\s{1,3})?(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}"
+                                    r"(?:one|(?:the|a)\s{1,3}same|same|a\s{1,3}single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),

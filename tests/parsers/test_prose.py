@@ -717,6 +717,9 @@ def test_a_statement_cut_by_a_line_break_is_read():
     ("Now I create two docker with each holding two graphic cards, 01 and 23 respectively.", "containers-split"),
     ("Each pod gets 4 of the 8 GPUs on the node.", "containers-split"),
     ("The bandwidth between two containers on the same host is only 15 GB/s.", "containers-split"),
+    ("Problems with using NVLink across Kubernetes Pods on a same node", "containers-split"),
+    ("Rank0 and Rank1 run in two separate pods on one node, each allocated with one GPU.", "containers-split"),
+    ("Data between different containers located on the same server goes over TCP.", "containers-split"),
     ("Train Alexnet with 4 GPUs seems slower than one", "multi-gpu-slower"),
     ("Training on 8 GPUs is slower than on a single GPU.", "multi-gpu-slower"),
 ])
@@ -730,6 +733,8 @@ def test_symptoms_of_split_containers_and_multi_gpu_slowdown(text, kind):
     "Two nodes each with 8 GPUs.",
     "The 4 GPU run is faster than one.",
     "The pods each run one rank.",
+    "Traffic across pods on different nodes goes over RoCE.",
+    "Two pods on two nodes, one rank in each pod.",
 ])
 def test_lookalikes_of_split_containers_and_multi_gpu_slowdown(text):
     kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]

@@ -135,3 +135,23 @@ def test_entry_known_by_its_warning_needs_the_warning_and_the_range():
     assert entry not in _issues([_version("2.25.1"), _signature("nccl-unhandled-system-error")])
     assert entry not in _issues([_version("2.27.3"), warn])
     assert entry not in _issues([_version("2.23.4"), warn])
+
+
+def _one_node_run(model: str) -> NcclTestsRun:
+    return NcclTestsRun(node="n1", source=SRC, run_index=0, collective="all_reduce", nranks=4, nodes=1, gpu_model=model)
+
+
+def test_c2c_default_without_any_version_is_version_unknown_on_grace_across_nodes():
+    """GPUDirect RDMA off over NVLink-C2C before 2.27.3: a multi-node GH200 ticket with no version
+    lists it as a candidate; one node, an x86 GPU, or a known version decide it instead."""
+    entry = "c2c-gdr-off-by-default"
+    issue = _issues([_run("NVIDIA GH200 480GB")])[entry]
+    assert (issue.applies, issue.version, issue.setting_set) == ("version-unknown", "", False)
+    set_ = _issues([_run("NVIDIA GH200 480GB"), EnvVar(node="n1", source=SRC, name="NCCL_NET_GDR_C2C", value="1")])[entry]
+    assert set_.setting_set is True
+    assert entry not in _issues([_one_node_run("NVIDIA GH200 480GB")])
+    assert entry not in _issues([_run("NVIDIA H100 80GB HBM3")])
+    assert entry not in _issues([_run("NVIDIA GH200 480GB", "2.27.3")])
+    assert _issues([_run("NVIDIA GH200 480GB", "2.26.2")])[entry].applies == "applies"
+    # an entry known by its warning is never listed without a version
+    assert "nic-fusion-invalid-net-id-2.24-2.26" not in _issues([_run("NVIDIA GB200")])

@@ -155,22 +155,34 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
     return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
 
 
+#: conditions that name a platform: an entry gated on one of them bites on every such system that
+#: runs an affected release, so with the version unknown it stays a candidate
+_PLATFORM = {"c2c", "mnnvl", "blackwell"}
+
+
 def _unknown_version(facts: Sequence[Fact], decided: dict[str, Decision]) -> list[Fact]:
-    """No NCCL version anywhere in the ticket, on GPUs that a platform entry names: the entry is
-    listed as ``version-unknown``, so the rules can ask for the version (never a finding alone)."""
+    """No NCCL version anywhere in the ticket, on GPUs that a platform entry names (a
+    predates-platform entry, or a changed default gated on the platform: GPUDirect RDMA off over
+    NVLink-C2C before 2.27.3): the entry is listed as ``version-unknown``, so the rules can ask
+    for the version (never a finding alone). Entries known by a warning (``shows``) or needing a
+    setting are not: without the version there is nothing to tie them to."""
     out: list[Fact] = []
     gpus = [f for f in of_type(facts, "gpu.device") + of_type(facts, "nccltests.run") + of_type(facts, "gpu.summary")
             + of_type(facts, "reported.inventory")]
     if not gpus:
         return out
     src = gpus[0]
+    settings = _settings(facts)
     for entry in table().entries:
-        if entry.kind != "predates-platform" or not entry.when or not all(decided[c] is True for c in entry.when):
+        platform = entry.kind == "predates-platform" or (
+            bool(_PLATFORM & set(entry.when)) and not entry.shows and not entry.requires_setting)
+        if not platform or not entry.when or not all(decided[c] is True for c in entry.when):
             continue
         out.append(NcclReleaseIssue(
             node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,
             version="", entry=entry.id, kind=entry.kind, cause=entry.cause, applies="version-unknown",
-            unknown=["version"], summary=" ".join(entry.summary.split()), remedy=entry.remedy,
+            unknown=["version"], setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),
+            summary=" ".join(entry.summary.split()), remedy=entry.remedy,
             fixed_in=entry.fixed_in, reference=entry.reference))
     return out
 

@@ -221,6 +221,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                 r"\s{1,3}(?:\w+\s{1,3}){0,2}?(?:enabl\w{1,3}|to\s{1,3}enable|turn\w{0,3}\s{1,3}on|get\w{0,4}|us\w{1,3}|to\s{1,3}use)\s{1,3}(?:the\s{1,3})?"
                                 r"(?:GDR|GDRDMA|GPUDirect(?:\s{1,3}RDMA)?|GPU\s{1,3}Direct(?:\s{1,3}RDMA)?)|"
                                 r"(?:GDR|GDRDMA|GPUDirect\s{1,3}RDMA)\s{1,3}(?:is\s{1,3}|was\s{1,3})?(?:not|never)\s{1,3}(?:used|enabled|working|active))\b", re.I)),
+    # the user asks whether GPUDirect RDMA is used or matters on their system: "is GPUDirect (NIC-to-GPU)
+    # relevant at all?", "does NCCL use GDR on GH200?", "how does NCCL handle a GPUDirect configuration"
+    ("asks-gdr", re.compile(r"\b(?:is|are)\s{1,3}(?:the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)(?:\s{1,3}RDMA)?\s{1,3}(?:\([^)]{0,40}\)\s{1,3})?(?:\w{1,8}\s{1,3})?"
+                            r"(?:relevant|needed|necessary|required|used|in\s{1,3}use|enabled|active|worth\w{0,3}|useful|beneficial|applicable|supported|on)\b[^.!?]{0,80}\?|"
+                            r"\b(?:does|do|will|can|should)\s{1,3}(?:NCCL|it|we|I)\s{1,3}(?:\w{1,8}\s{1,3})?(?:use|need|benefit\s{1,3}from|support)\s{1,3}(?:the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b[^.!?]{0,80}\?|"
+                            r"\bhow\s{1,3}(?:does|do|is)\s{1,3}(?:NCCL|it)\s{1,3}(?:handl\w{0,3}|us\w{1,3}|treat\w{0,3}|configur\w{0,5})\s{1,3}(?:an?\s{1,3}|the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
@@ -319,9 +325,11 @@ _WORKAROUND_SETTING = re.compile(
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
 
 _COLLECTIVE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
-_NODES = re.compile(r"(?<![\w.])(\d{1,5})\s{0,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+#: the count may be parenthesised and followed by a part name: "(16) GH200 nodes", "4 DGX H100 servers"
+_NODE_PART = r"(?:(?:DGX|HGX)\s{1,2})?(?:[A-Z]{1,4}\d{2,4}[A-Z]{0,3}\s{1,2})?"
+_NODES = re.compile(r"(?<![\w.])\(?(\d{1,5})\)?\s{0,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 _NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
-_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 
 #: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
 #: "the expected performance is 50GB/s, but the measured is about 27GB/s"
@@ -865,7 +873,7 @@ class _Reader:
 
         for kind, pat in _SYMPTOMS:
             m = pat.search(sentence)
-            if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
+            if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "asks-gdr", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
             if kind == "error" and _RAW_ERROR.search(sentence):
                 continue  # a pasted exception line is a signature's to read, not the user's statement

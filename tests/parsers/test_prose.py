@@ -914,3 +914,39 @@ def test_only_with_a_number_is_a_low_bandwidth_complaint(text, low):
 def test_what_changed_when_the_job_moved_into_containers(text, component):
     changes = [f for f in facts_of(text) if f.fact_type == "reported.change"]
     assert [(c.component, c.direction) for c in changes] == [(component, "slower")]
+
+
+@pytest.mark.parametrize("text", [
+    "Is GPUDirect (NIC-to-GPU) relevant at all on GH200?",
+    "How does NCCL handle a GPUDirect configuration on GB200?",
+    "Does NCCL use GDR on these nodes, or does it stage through the CPU?",
+    "Is GDR even enabled by default on Grace Hopper?",
+])
+def test_a_question_whether_gpudirect_is_used(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "asks-gdr" in kinds
+
+
+@pytest.mark.parametrize("text", [
+    "GPUDirect RDMA is enabled and every NET/IB line shows GDRDMA.",
+    "We configured GPUDirect on all nodes last year.",
+    "Is the bandwidth expected on GH200?",
+])
+def test_lookalikes_of_a_gpudirect_question(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "asks-gdr" not in kinds
+
+
+@pytest.mark.parametrize("text, nodes", [
+    ("I'm running (16) GH200 nodes.", 16),
+    ("We have 4 DGX H100 servers in the cluster.", 4),
+    ("two GB200 nodes fail at init", 2),
+    ("The job runs on 2 nodes.", 2),
+])
+def test_node_count_with_a_part_name_between(text, nodes):
+    assert [f.nodes for f in facts_of(text) if f.fact_type == "reported.workload"] == [nodes]
+
+
+def test_a_gpu_count_per_node_is_no_node_count():
+    # "8 GPU nodes" are nodes with eight GPUs, not eight nodes
+    assert [f.nodes for f in facts_of("Our 8 GPU nodes with H100 are slow.") if f.fact_type == "reported.workload"] == []

@@ -169,7 +169,9 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
     ("oci", re.compile(r"\b(?:OCI|Oracle Cloud)\b")),
 ]
 #: a context word must come with a statement that the job runs there, in the same sentence
-_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with)\b", re.I)
+#: devices passed through into a guest ("passed through to a KVM virtual machine") put the job there too
+_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
+                   r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
 _SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
 _FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
@@ -227,6 +229,15 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                             r"(?:relevant|needed|necessary|required|used|in\s{1,3}use|enabled|active|worth\w{0,3}|useful|beneficial|applicable|supported|on)\b[^.!?]{0,80}\?|"
                             r"\b(?:does|do|will|can|should)\s{1,3}(?:NCCL|it|we|I)\s{1,3}(?:\w{1,8}\s{1,3})?(?:use|need|benefit\s{1,3}from|support)\s{1,3}(?:the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b[^.!?]{0,80}\?|"
                             r"\bhow\s{1,3}(?:does|do|is)\s{1,3}(?:NCCL|it)\s{1,3}(?:handl\w{0,3}|us\w{1,3}|treat\w{0,3}|configur\w{0,5})\s{1,3}(?:an?\s{1,3}|the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b", re.I)),
+    # the guest's PCI/NUMA layout said not to mirror the host: "the NUMA of the NICs are all -1",
+    # "numa_node is -1 for every GPU", "vm topo has no hierarchical relationship", "the topology in
+    # the VM is very different from the host"; the rule asks for a VM guest besides
+    ("vm-topology-flat", re.compile(r"\bNUMA(?:_node|\s{1,3}node)?\s{1,3}(?:(?:of|for)\s{1,3}(?:the\s{1,3}|all\s{1,3}|every\s{1,3})?(?:\w+\s{1,3}){0,3}?)?(?:is|are|=|:|shows?|reads?)\s{0,3}(?:all\s{1,3}|always\s{1,3})?-1\b|"
+                                    r"\b(?:NICs?|HCAs?|GPUs?|devices?|cards?)\s{1,3}(?:\w+\s{1,3}){0,4}?(?:at|on|in|report\w{0,3}|show\w{0,3})\s{1,3}NUMA(?:_node|\s{1,3}node)?\s{0,3}-1\b|"
+                                    r"\b(?:VM|guest|virtual\s{1,3}machine)(?:'s)?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:topo\w{0,6}|PCIe?\s{1,3}(?:tree|layout|hierarchy))\s{1,3}(?:\w+\s{1,3}){0,2}?"
+                                    r"(?:(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)|differs|(?:does|do)(?:n't|\s{1,3}not)\s{1,3}(?:match|mirror|reflect)|"
+                                    r"(?:has|shows?)\s{1,3}no\s{1,3}(?:\w+\s{1,3}){0,2}?(?:hierarch\w{1,4}|switch\w{0,3}|structure|levels?))|"
+                                    r"\btopo\w{0,6}\s{1,3}(?:of|in|inside)\s{1,3}(?:my|the|our)?\s{0,3}(?:VM|guest|virtual\s{1,3}machine)s?\s{1,3}(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"

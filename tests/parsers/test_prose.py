@@ -950,3 +950,31 @@ def test_node_count_with_a_part_name_between(text, nodes):
 def test_a_gpu_count_per_node_is_no_node_count():
     # "8 GPU nodes" are nodes with eight GPUs, not eight nodes
     assert [f.nodes for f in facts_of("Our 8 GPU nodes with H100 are slow.") if f.fact_type == "reported.workload"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "The numa of the NICs are all -1; how to configure them?",
+    "Inside the guest every NIC shows NUMA node -1.",
+    "numa_node is -1 for all eight GPUs.",
+    "But the topo of my VM is very different from that of the host.",
+    "The guest PCI tree has no switch levels at all.",
+    "The VM topology does not match the host.",
+])
+def test_a_guest_layout_said_not_to_mirror_the_host(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-flat" in kinds
+
+
+@pytest.mark.parametrize("text", [
+    "Each GPU is on NUMA node 1 as on the host.",
+    "The VM topology matches the host: PIX between each GPU and its NIC.",
+    "We use 1 NIC per node and -1 as the default GID index.",
+])
+def test_lookalikes_of_a_guest_layout_statement(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-flat" not in kinds
+
+
+def test_devices_passed_through_to_a_vm_put_the_job_in_a_guest():
+    roles = [f.role for f in facts_of("Our 8 H100 are passed through to a KVM virtual machine.") if f.fact_type == "reported.context"]
+    assert roles == ["guest"]

@@ -152,7 +152,26 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
         v = getattr(f, "nccl_version", "")
         if v and version_key(v):
             seen.setdefault(v, f)
+    # a release series in the user's words ("NCCL 2.25", "v2.22"): every release of it is meant
+    for f in of_type(facts, "reported.version"):
+        v = str(getattr(f, "version", ""))
+        if getattr(f, "component", "") == "nccl" and _SERIES.match(v):
+            seen.setdefault(v, f)
     return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
+
+
+#: a two-part NCCL version: a release series, not one release
+_SERIES = re.compile(r"^\d{1,2}\.\d{1,3}$")
+
+
+def _entries_for(version: str) -> list:
+    """The entries that hold ``version``; for a series (2.25) those that hold all of it, from its
+    first patch release to its last (a range that starts or ends inside the series is undecided,
+    so it says nothing)."""
+    if not _SERIES.match(version):
+        return entries_for(version)
+    last = {e.id for e in entries_for(version + ".99")}
+    return [e for e in entries_for(version + ".1") if e.id in last]
 
 
 #: conditions that name a platform: an entry gated on one of them bites on every such system that
@@ -197,7 +216,7 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
     out: list[Fact] = []
     newest = versions[-1][0]
     for version, src in versions:
-        for entry in entries_for(version):
+        for entry in _entries_for(version):
             if entry.kind == "predates-platform" and version != newest:
                 continue  # the ticket also shows a newer library (a stale header, a second run): the newest decides
             states = [decided[c] for c in entry.when]

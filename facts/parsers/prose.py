@@ -176,7 +176,7 @@ _RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|
 _SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
 _FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
 _CHANGE = re.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
-                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|before|"
+                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|comparing|before|"
                      r"than\s{1,3}(?:on\s{1,3}|running\s{1,3}(?:directly\s{1,3})?on\s{1,3})?(?:the\s{1,3})?(?:host|bare[\s-]?metal))\b", re.I)
 _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\bcuda\b", re.I)),
                ("driver", re.compile(r"\bdriver\b", re.I)), ("pytorch", re.compile(r"\b(?:pytorch|torch)\b", re.I)),
@@ -191,6 +191,9 @@ _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\b
                ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
 _SAME = re.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
 _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
+#: "comparing nccl v2.22 to nccl 2.25", "compared 2.18.3 with 2.19.3"
+_VERSUS = re.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
+                     r"(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
@@ -787,7 +790,7 @@ class _Reader:
             if any(not _SAME.search(sentence[max(0, c.start() - 12):c.start()]) for c in pat.finditer(sentence)):
                 component = name
                 break
-        m = _FROM_TO.search(sentence) or _ARROW.search(sentence)
+        m = _FROM_TO.search(sentence) or _ARROW.search(sentence) or _VERSUS.search(sentence)
         frm, to = (m.group(1), m.group(2)) if m else ("", "")
         factor = None
         f = _FACTOR.search(sentence)

@@ -978,3 +978,16 @@ def test_lookalikes_of_a_guest_layout_statement(text):
 def test_devices_passed_through_to_a_vm_put_the_job_in_a_guest():
     roles = [f.role for f in facts_of("Our 8 H100 are passed through to a KVM virtual machine.") if f.fact_type == "reported.context"]
     assert roles == ["guest"]
+
+
+@pytest.mark.parametrize("text, frm, to", [
+    ("We observe a performance drop from 50 GB/s to 7 GB/s comparing nccl v2.22 to nccl 2.25.", "2.22", "2.25"),
+    ("Comparing NCCL 2.18.3 with 2.19.3 the allreduce is slower on the same nodes.", "2.18.3", "2.19.3"),
+])
+def test_a_comparison_of_two_nccl_releases_is_a_change(text, frm, to):
+    ch = [(c.component, c.from_version, c.to_version, c.direction) for c in facts_of(text) if c.fact_type == "reported.change"]
+    assert ("nccl", frm, to, "slower") in ch
+
+
+def test_comparing_releases_without_a_slowdown_is_no_change():
+    assert [c for c in facts_of("We are comparing NCCL 2.22 to 2.25 on our nodes.") if c.fact_type == "reported.change"] == []

@@ -9,7 +9,7 @@ falls in; whether their conditions hold is decided from the facts by the deriver
     >>> [e.id for e in entries_for("2.19.4")][:3]
     ['regression-2.19.3-2.19.4', 'roce-gid-autoselect-2.21', 'amd-p2p-through-cpu-2.23']
     >>> [e.id for e in entries_for("2.27.7")]
-    ['net-channels-per-peer-auto-2.20']
+    ['net-channels-per-peer-auto-2.20', 'tree-search-pattern-2.25']
 """
 
 from __future__ import annotations

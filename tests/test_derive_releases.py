@@ -43,9 +43,13 @@ def test_every_entry_has_a_reference_and_valid_bounds():
 
 def test_a_regression_names_the_first_release_outside_its_range():
     """fixed_in is what a remediation pins: a release inside the entry's own range would pin the
-    problem again."""
+    problem again. A regression still open (no upper bound: the tree search from 2.25.1) names
+    none, and its remedy pins the last good release instead."""
     for e in releases.table().entries:
         if e.kind == "changed-default":
+            continue
+        if not any(b.strip().startswith(("<", "==")) for b in e.versions):
+            assert not e.fixed_in and "release" in e.remedy, e.id
             continue
         assert e.fixed_in, e.id
         assert not all(releases.in_range(e.fixed_in, b) for b in e.versions), e.id
@@ -187,3 +191,49 @@ def test_entry_known_by_its_warning_needs_the_warning_and_the_range():
     assert entry not in _issues([_version("2.25.1"), _signature("nccl-unhandled-system-error")])
     assert entry not in _issues([_version("2.27.3"), warn])
     assert entry not in _issues([_version("2.23.4"), warn])
+
+
+def _one_node_run(model: str) -> NcclTestsRun:
+    return NcclTestsRun(node="n1", source=SRC, run_index=0, collective="all_reduce", nranks=4, nodes=1, gpu_model=model)
+
+
+def test_c2c_default_without_any_version_is_version_unknown_on_grace_across_nodes():
+    """GPUDirect RDMA off over NVLink-C2C before 2.27.3: a multi-node GH200 ticket with no version
+    lists it as a candidate; one node, an x86 GPU, or a known version decide it instead."""
+    entry = "c2c-gdr-off-by-default"
+    issue = _issues([_run("NVIDIA GH200 480GB")])[entry]
+    assert (issue.applies, issue.version, issue.setting_set) == ("version-unknown", "", False)
+    set_ = _issues([_run("NVIDIA GH200 480GB"), EnvVar(node="n1", source=SRC, name="NCCL_NET_GDR_C2C", value="1")])[entry]
+    assert set_.setting_set is True
+    assert entry not in _issues([_one_node_run("NVIDIA GH200 480GB")])
+    assert entry not in _issues([_run("NVIDIA H100 80GB HBM3")])
+    assert entry not in _issues([_run("NVIDIA GH200 480GB", "2.27.3")])
+    assert _issues([_run("NVIDIA GH200 480GB", "2.26.2")])[entry].applies == "applies"
+    # an entry known by its warning is never listed without a version
+    assert "nic-fusion-invalid-net-id-2.24-2.26" not in _issues([_run("NVIDIA GB200")])
+
+
+def test_tree_search_bug_needs_its_warning_and_a_release_from_2_25_1():
+    entry = "tree-search-pattern-2.25"
+    warn = _signature("nccl-graph-tree-pattern-not-found")
+    assert _issues([_version("2.25.1"), warn])[entry].applies == "likely"  # node count undecided
+    assert _issues([_version("2.27.7"), warn, _comm(2)])[entry].applies == "applies"
+    assert entry not in _issues([_version("2.24.3"), warn])
+    assert entry not in _issues([_version("2.25.1")])
+    assert entry not in _issues([_version("2.26.2"), warn, _comm(1)])  # one node: no inter-node tree
+
+
+def _said(v: str):
+    from clusterdx.facts.model.reported import ReportedVersion
+    return ReportedVersion(node="n1", source=SRC, component="nccl", version=v, text=f"NCCL {v}")
+
+
+def test_a_release_series_in_words_counts_only_where_the_whole_series_is_in_range():
+    warn = _signature("nccl-graph-tree-pattern-not-found")
+    assert "tree-search-pattern-2.25" in _issues([_said("2.25"), warn])
+    assert "tree-search-pattern-2.25" not in _issues([_said("2.22"), warn])
+    fusion = "nic-fusion-invalid-net-id-2.24-2.26"
+    net = _signature("nccl-net-id-not-found")
+    assert fusion in _issues([_said("2.25"), net])
+    assert fusion not in _issues([_said("2.27"), net])  # 2.27.3 onwards is fixed: undecided for "2.27"
+    assert _issues([_said("2.25.1")]) == {} or all(i.version != "2.25.1" for i in _issues([_said("2.25.1")]).values())

@@ -59,6 +59,9 @@ HITS = [
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-uncorrectable"),
     ("gpu-b07:2231:2290 [0] graph/topo.h:234 NCCL WARN Could not find NET with id 0", "nccl-net-id-not-found"),
     ("graph/topo.h:230 NCCL WARN Could not find NET with id 7", "nccl-net-id-not-found"),
+    ("lrdn2146:1399931:1399978 [3] graph/search.cc:1127 NCCL WARN Could not find a path for pattern 1, falling back to simple order",
+     "nccl-graph-tree-pattern-not-found"),
+    ("NCCL INFO Could not find a path for pattern 3, falling back to simple order", "nccl-graph-tree-pattern-not-found"),
     ("gen-0:4411:4470 [0] transport/p2p.cc:298 NCCL WARN Cuda failure 'invalid argument'", "nccl-legacy-cuda-ipc-failure"),
     ("cudaIpcOpenMemHandle failed with invalid resource handle", "nccl-legacy-cuda-ipc-failure"),
     ("gb200-ci-04:7711:7790 [0] NCCL INFO Check P2P Type isAllDirectP2p 0 directMode 0", "nccl-not-all-direct-p2p"),
@@ -78,6 +81,8 @@ HITS = [
 ]
 
 LOOKALIKES = [
+    # a ring pattern (4) that found no path is the usual fallback on PCIe hosts, no tree bug
+    "graph/search.cc:1127 NCCL WARN Could not find a path for pattern 4, falling back to simple order",
     "[Oct 31 2023 20:45:27] [INFO] [tid 526845] Successfully configured all the available NVSwitches",  # FM, no error
     "2024-03-02 08:11:40 [ERROR] [tid 3021] worker failed",             # another daemon's ERROR line
     "NCCL INFO NVLS multicast support is available on dev 0",           # multicast in use, no failure
@@ -102,7 +107,6 @@ LOOKALIKES = [
     "| N/A   34C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |  Volatile Uncorr. ECC",  # a header
     "        Pending                           : No",                      # nvidia-smi -q remap section
     "ECC mode is enabled on all GPUs",                                     # ECC named, no error
-    "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order",  # the search alone
     "NCCL WARN Could not find network interface matching ib9",             # another lookup
     "node1:77:90 [0] NCCL INFO Check P2P Type isAllDirectP2p 1 directMode 0",  # all direct
     "n1:41:90 [0] transport/p2p.cc:289 NCCL WARN Cuda failure 1 'invalid argument'",  # driver API: the cuMem branch
@@ -189,3 +193,9 @@ def test_bootstrap_socket_line_is_not_the_transport(other):
 def test_peer_access_refused_in_p2p_transport_is_not_the_ipc_signature():
     line = "n1:41:90 [0] transport/p2p.cc:212 NCCL WARN Cuda failure 'peer access is not supported between these two devices'"
     assert _found(line) == {"peer-access-not-supported"}
+
+
+def test_the_tree_search_warning_is_not_nic_fusions_invalid_net_id():
+    # the search failing alone is its own signature (the tree-search release entry), never NIC fusion's
+    line = "graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order"
+    assert _found(line) == {"nccl-graph-tree-pattern-not-found"}

@@ -168,6 +168,11 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
         v = getattr(f, "nccl_version", "")
         if v and version_key(v):
             seen.setdefault(v, f)
+    # a release series in the user's words ("NCCL 2.25", "v2.22"): every release of it is meant
+    for f in of_type(facts, "reported.version"):
+        v = str(getattr(f, "version", ""))
+        if getattr(f, "component", "") == "nccl" and _SERIES.match(v):
+            seen.setdefault(v, f)
     if not seen:  # only the image named: the NCCL it ships (kb/reference/ngc-containers.yaml)
         for f in of_type(facts, "launch.command") + of_type(facts, "container.spec"):
             got = nccl_for_image(getattr(f, "container_image", "") or getattr(f, "image", ""))
@@ -176,22 +181,48 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
     return sorted(seen.items(), key=lambda kv: version_key(kv[0]))
 
 
+#: a two-part NCCL version: a release series, not one release
+_SERIES = re.compile(r"^\d{1,2}\.\d{1,3}$")
+
+
+def _entries_for(version: str) -> list:
+    """The entries that hold ``version``; for a series (2.25) those that hold all of it, from its
+    first patch release to its last (a range that starts or ends inside the series is undecided,
+    so it says nothing)."""
+    if not _SERIES.match(version):
+        return entries_for(version)
+    last = {e.id for e in entries_for(version + ".99")}
+    return [e for e in entries_for(version + ".1") if e.id in last]
+
+
+#: conditions that name a platform: an entry gated on one of them bites on every such system that
+#: runs an affected release, so with the version unknown it stays a candidate
+_PLATFORM = {"c2c", "mnnvl", "blackwell"}
+
+
 def _unknown_version(facts: Sequence[Fact], decided: dict[str, Decision]) -> list[Fact]:
-    """No NCCL version anywhere in the ticket, on GPUs that a platform entry names: the entry is
-    listed as ``version-unknown``, so the rules can ask for the version (never a finding alone)."""
+    """No NCCL version anywhere in the ticket, on GPUs that a platform entry names (a
+    predates-platform entry, or a changed default gated on the platform: GPUDirect RDMA off over
+    NVLink-C2C before 2.27.3): the entry is listed as ``version-unknown``, so the rules can ask
+    for the version (never a finding alone). Entries known by a warning (``shows``) or needing a
+    setting are not: without the version there is nothing to tie them to."""
     out: list[Fact] = []
     gpus = [f for f in of_type(facts, "gpu.device") + of_type(facts, "nccltests.run") + of_type(facts, "gpu.summary")
             + of_type(facts, "reported.inventory")]
     if not gpus:
         return out
     src = gpus[0]
+    settings = _settings(facts)
     for entry in table().entries:
-        if entry.kind != "predates-platform" or not entry.when or not all(decided[c] is True for c in entry.when):
+        platform = entry.kind == "predates-platform" or (
+            bool(_PLATFORM & set(entry.when)) and not entry.shows and not entry.requires_setting)
+        if not platform or not entry.when or not all(decided[c] is True for c in entry.when):
             continue
         out.append(NcclReleaseIssue(
             node=src.node, scope=src.scope, source=src.source, provenance=src.provenance,
             version="", entry=entry.id, kind=entry.kind, cause=entry.cause, applies="version-unknown",
-            unknown=["version"], summary=" ".join(entry.summary.split()), remedy=entry.remedy,
+            unknown=["version"], setting=entry.setting, setting_set=bool(entry.setting and entry.setting in settings),
+            summary=" ".join(entry.summary.split()), remedy=entry.remedy,
             fixed_in=entry.fixed_in, reference=entry.reference))
     return out
 
@@ -206,7 +237,7 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
     out: list[Fact] = []
     newest = versions[-1][0]
     for version, src in versions:
-        for entry in entries_for(version):
+        for entry in _entries_for(version):
             if entry.kind == "predates-platform" and version != newest:
                 continue  # the ticket also shows a newer library (a stale header, a second run): the newest decides
             states = [decided[c] for c in entry.when]

@@ -139,8 +139,11 @@ class ReportedSymptom(_Reported):
     #: with an error: a crash, an NCCL WARN or error code, a timeout), 'multi-gpu-wrong-data' (zeros,
     #: garbage or NaN only from traffic between GPUs), 'slows-over-time' (throughput falls the longer
     #: a run goes on), 'below-peak' (the result held against an advertised, theoretical, peak or
-    #: bidirectional figure), 'asks-expected' (the user asks whether the result is expected or normal)
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
+    #: bidirectional figure), 'asks-expected' (the user asks whether the result is expected or normal),
+    #: 'asks-gdr' (the user asks whether GPUDirect RDMA is used or matters on the system),
+    #: 'vm-topology-flat' (a guest's PCI/NUMA layout said not to mirror the host: devices at NUMA
+    #: -1, no PCI hierarchy, the VM's topology unlike the host's)
+    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the

@@ -169,12 +169,14 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
     ("oci", re.compile(r"\b(?:OCI|Oracle Cloud)\b")),
 ]
 #: a context word must come with a statement that the job runs there, in the same sentence
-_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with)\b", re.I)
+#: devices passed through into a guest ("passed through to a KVM virtual machine") put the job there too
+_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
+                   r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
 _SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
 _FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
 _CHANGE = re.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
-                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|before|"
+                     r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|comparing|before|"
                      r"than\s{1,3}(?:on\s{1,3}|running\s{1,3}(?:directly\s{1,3})?on\s{1,3})?(?:the\s{1,3})?(?:host|bare[\s-]?metal))\b", re.I)
 _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\bcuda\b", re.I)),
                ("driver", re.compile(r"\bdriver\b", re.I)), ("pytorch", re.compile(r"\b(?:pytorch|torch)\b", re.I)),
@@ -189,6 +191,9 @@ _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\b
                ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
 _SAME = re.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
 _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
+#: "comparing nccl v2.22 to nccl 2.25", "compared 2.18.3 with 2.19.3"
+_VERSUS = re.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
+                     r"(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
@@ -221,6 +226,21 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                 r"\s{1,3}(?:\w+\s{1,3}){0,2}?(?:enabl\w{1,3}|to\s{1,3}enable|turn\w{0,3}\s{1,3}on|get\w{0,4}|us\w{1,3}|to\s{1,3}use)\s{1,3}(?:the\s{1,3})?"
                                 r"(?:GDR|GDRDMA|GPUDirect(?:\s{1,3}RDMA)?|GPU\s{1,3}Direct(?:\s{1,3}RDMA)?)|"
                                 r"(?:GDR|GDRDMA|GPUDirect\s{1,3}RDMA)\s{1,3}(?:is\s{1,3}|was\s{1,3})?(?:not|never)\s{1,3}(?:used|enabled|working|active))\b", re.I)),
+    # the user asks whether GPUDirect RDMA is used or matters on their system: "is GPUDirect (NIC-to-GPU)
+    # relevant at all?", "does NCCL use GDR on GH200?", "how does NCCL handle a GPUDirect configuration"
+    ("asks-gdr", re.compile(r"\b(?:is|are)\s{1,3}(?:the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)(?:\s{1,3}RDMA)?\s{1,3}(?:\([^)]{0,40}\)\s{1,3})?(?:\w{1,8}\s{1,3})?"
+                            r"(?:relevant|needed|necessary|required|used|in\s{1,3}use|enabled|active|worth\w{0,3}|useful|beneficial|applicable|supported|on)\b[^.!?]{0,80}\?|"
+                            r"\b(?:does|do|will|can|should)\s{1,3}(?:NCCL|it|we|I)\s{1,3}(?:\w{1,8}\s{1,3})?(?:use|need|benefit\s{1,3}from|support)\s{1,3}(?:the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b[^.!?]{0,80}\?|"
+                            r"\bhow\s{1,3}(?:does|do|is)\s{1,3}(?:NCCL|it)\s{1,3}(?:handl\w{0,3}|us\w{1,3}|treat\w{0,3}|configur\w{0,5})\s{1,3}(?:an?\s{1,3}|the\s{1,3})?(?:GDR|GDRDMA|GPUDirect|GPU\s{1,3}Direct)\b", re.I)),
+    # the guest's PCI/NUMA layout said not to mirror the host: "the NUMA of the NICs are all -1",
+    # "numa_node is -1 for every GPU", "vm topo has no hierarchical relationship", "the topology in
+    # the VM is very different from the host"; the rule asks for a VM guest besides
+    ("vm-topology-flat", re.compile(r"\bNUMA(?:_node|\s{1,3}node)?\s{1,3}(?:(?:of|for)\s{1,3}(?:the\s{1,3}|all\s{1,3}|every\s{1,3})?(?:\w+\s{1,3}){0,3}?)?(?:is|are|=|:|shows?|reads?)\s{0,3}(?:all\s{1,3}|always\s{1,3})?-1\b|"
+                                    r"\b(?:NICs?|HCAs?|GPUs?|devices?|cards?)\s{1,3}(?:\w+\s{1,3}){0,4}?(?:at|on|in|report\w{0,3}|show\w{0,3})\s{1,3}NUMA(?:_node|\s{1,3}node)?\s{0,3}-1\b|"
+                                    r"\b(?:VM|guest|virtual\s{1,3}machine)(?:'s)?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:topo\w{0,6}|PCIe?\s{1,3}(?:tree|layout|hierarchy))\s{1,3}(?:\w+\s{1,3}){0,2}?"
+                                    r"(?:(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)|differs|(?:does|do)(?:n't|\s{1,3}not)\s{1,3}(?:match|mirror|reflect)|"
+                                    r"(?:has|shows?)\s{1,3}no\s{1,3}(?:\w+\s{1,3}){0,2}?(?:hierarch\w{1,4}|switch\w{0,3}|structure|levels?))|"
+                                    r"\btopo\w{0,6}\s{1,3}(?:of|in|inside)\s{1,3}(?:my|the|our)?\s{0,3}(?:VM|guest|virtual\s{1,3}machine)s?\s{1,3}(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
@@ -228,10 +248,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # several containers on one node, each given part of its GPUs: "two docker with each holding
     # two graphic cards", "each pod gets 4 of the 8 GPUs", "between two containers on the same host"
     ("containers-split", re.compile(r"\b(?:(?:two|2|three|3|four|4|multiple|several|separate|different)\s{1,3}(?:docker\s{1,3})?(?:dockers?|containers?|pods?)\b"
-                                    r"(?:\s{1,3}\w+){0,4}?\s{1,3}(?:each|every one|respectively)|"
+                                    r"(?:[\s,]{1,3}\w+){0,5}?[\s,]{1,3}(?:each|every one|respectively)|"
                                     r"\beach\s{1,3}(?:docker|container|pod)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:holds?|holding|gets?|getting|has|having|with|sees?|owns?)\s{1,3}"
                                     r"(?:\w+\s{1,3}){0,2}?(?:\d{1,2}|one|two|three|four)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:GPUs?|cards?|graphics? cards?|devices?)|"
-                                    r"between\s{1,3}(?:the\s{1,3})?(?:two|2)\s{1,3}(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}(?:one|the same|a single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
+                                    # "across Kubernetes pods on a same node": the pods named in the plural, one machine
+                                    r"(?:between|across)\s{1,3}(?:the\s{1,3})?(?:(?:two|2|different|separate|several|multiple|\w{1,12})\s{1,3})?(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}"
+                                    r"(?:one|(?:the|a)\s{1,3}same|same|a\s{1,3}single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
@@ -335,9 +357,11 @@ _WORKAROUND_SETTING = re.compile(
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
 
 _COLLECTIVE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
-_NODES = re.compile(r"(?<![\w.])(\d{1,5})\s{0,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+#: the count may be parenthesised and followed by a part name: "(16) GH200 nodes", "4 DGX H100 servers"
+_NODE_PART = r"(?:(?:DGX|HGX)\s{1,2})?(?:[A-Z]{1,4}\d{2,4}[A-Z]{0,3}\s{1,2})?"
+_NODES = re.compile(r"(?<![\w.])\(?(\d{1,5})\)?\s{0,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 _NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
-_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 
 #: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
 #: "the expected performance is 50GB/s, but the measured is about 27GB/s"
@@ -797,7 +821,7 @@ class _Reader:
             if any(not _SAME.search(sentence[max(0, c.start() - 12):c.start()]) for c in pat.finditer(sentence)):
                 component = name
                 break
-        m = _FROM_TO.search(sentence) or _ARROW.search(sentence)
+        m = _FROM_TO.search(sentence) or _ARROW.search(sentence) or _VERSUS.search(sentence)
         frm, to = (m.group(1), m.group(2)) if m else ("", "")
         factor = None
         f = _FACTOR.search(sentence)
@@ -894,7 +918,7 @@ class _Reader:
 
         for kind, pat in _SYMPTOMS:
             m = pat.search(sentence)
-            if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
+            if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "asks-gdr", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
             if kind == "error" and _RAW_ERROR.search(sentence):
                 continue  # a pasted exception line is a signature's to read, not the user's statement

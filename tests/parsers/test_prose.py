@@ -735,6 +735,9 @@ def test_a_statement_cut_by_a_line_break_is_read():
     ("Now I create two docker with each holding two graphic cards, 01 and 23 respectively.", "containers-split"),
     ("Each pod gets 4 of the 8 GPUs on the node.", "containers-split"),
     ("The bandwidth between two containers on the same host is only 15 GB/s.", "containers-split"),
+    ("Problems with using NVLink across Kubernetes Pods on a same node", "containers-split"),
+    ("Rank0 and Rank1 run in two separate pods on one node, each allocated with one GPU.", "containers-split"),
+    ("Data between different containers located on the same server goes over TCP.", "containers-split"),
     ("Train Alexnet with 4 GPUs seems slower than one", "multi-gpu-slower"),
     ("Training on 8 GPUs is slower than on a single GPU.", "multi-gpu-slower"),
 ])
@@ -748,6 +751,8 @@ def test_symptoms_of_split_containers_and_multi_gpu_slowdown(text, kind):
     "Two nodes each with 8 GPUs.",
     "The 4 GPU run is faster than one.",
     "The pods each run one rank.",
+    "Traffic across pods on different nodes goes over RoCE.",
+    "Two pods on two nodes, one rank in each pod.",
 ])
 def test_lookalikes_of_split_containers_and_multi_gpu_slowdown(text):
     kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
@@ -938,3 +943,80 @@ def test_what_changed_when_the_job_moved_into_containers(text, component):
 def test_a_hang_says_whether_it_needs_a_second_node(text, where):
     hangs = [f for f in facts_of(text) if f.fact_type == "reported.symptom" and f.kind == "hang"]
     assert [h.where for h in hangs] == [where]
+
+
+@pytest.mark.parametrize("text", [
+    "Is GPUDirect (NIC-to-GPU) relevant at all on GH200?",
+    "How does NCCL handle a GPUDirect configuration on GB200?",
+    "Does NCCL use GDR on these nodes, or does it stage through the CPU?",
+    "Is GDR even enabled by default on Grace Hopper?",
+])
+def test_a_question_whether_gpudirect_is_used(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "asks-gdr" in kinds
+
+
+@pytest.mark.parametrize("text", [
+    "GPUDirect RDMA is enabled and every NET/IB line shows GDRDMA.",
+    "We configured GPUDirect on all nodes last year.",
+    "Is the bandwidth expected on GH200?",
+])
+def test_lookalikes_of_a_gpudirect_question(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "asks-gdr" not in kinds
+
+
+@pytest.mark.parametrize("text, nodes", [
+    ("I'm running (16) GH200 nodes.", 16),
+    ("We have 4 DGX H100 servers in the cluster.", 4),
+    ("two GB200 nodes fail at init", 2),
+    ("The job runs on 2 nodes.", 2),
+])
+def test_node_count_with_a_part_name_between(text, nodes):
+    assert [f.nodes for f in facts_of(text) if f.fact_type == "reported.workload"] == [nodes]
+
+
+def test_a_gpu_count_per_node_is_no_node_count():
+    # "8 GPU nodes" are nodes with eight GPUs, not eight nodes
+    assert [f.nodes for f in facts_of("Our 8 GPU nodes with H100 are slow.") if f.fact_type == "reported.workload"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "The numa of the NICs are all -1; how to configure them?",
+    "Inside the guest every NIC shows NUMA node -1.",
+    "numa_node is -1 for all eight GPUs.",
+    "But the topo of my VM is very different from that of the host.",
+    "The guest PCI tree has no switch levels at all.",
+    "The VM topology does not match the host.",
+])
+def test_a_guest_layout_said_not_to_mirror_the_host(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-flat" in kinds
+
+
+@pytest.mark.parametrize("text", [
+    "Each GPU is on NUMA node 1 as on the host.",
+    "The VM topology matches the host: PIX between each GPU and its NIC.",
+    "We use 1 NIC per node and -1 as the default GID index.",
+])
+def test_lookalikes_of_a_guest_layout_statement(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-flat" not in kinds
+
+
+def test_devices_passed_through_to_a_vm_put_the_job_in_a_guest():
+    roles = [f.role for f in facts_of("Our 8 H100 are passed through to a KVM virtual machine.") if f.fact_type == "reported.context"]
+    assert roles == ["guest"]
+
+
+@pytest.mark.parametrize("text, frm, to", [
+    ("We observe a performance drop from 50 GB/s to 7 GB/s comparing nccl v2.22 to nccl 2.25.", "2.22", "2.25"),
+    ("Comparing NCCL 2.18.3 with 2.19.3 the allreduce is slower on the same nodes.", "2.18.3", "2.19.3"),
+])
+def test_a_comparison_of_two_nccl_releases_is_a_change(text, frm, to):
+    ch = [(c.component, c.from_version, c.to_version, c.direction) for c in facts_of(text) if c.fact_type == "reported.change"]
+    assert ("nccl", frm, to, "slower") in ch
+
+
+def test_comparing_releases_without_a_slowdown_is_no_change():
+    assert [c for c in facts_of("We are comparing NCCL 2.22 to 2.25 on our nodes.") if c.fact_type == "reported.change"] == []

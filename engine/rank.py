@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from clusterdx.engine.graph import CausalGraph
 from clusterdx.engine.schema import Node
 from clusterdx.engine.weights import (ABSENT_SYMPTOM_FACTOR, CANDIDATE_MAX, CANDIDATE_MIN_LIFT, CONFIDENCE_BAND,
-                                      SYMPTOM_ONLY_MIN_LIFT,
+                                      SYMPTOM_ONLY_MAX, SYMPTOM_ONLY_MIN_LIFT,
                                       CONFIRMED, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr)
 
 
@@ -190,10 +190,10 @@ def candidates(scored: list[Scored]) -> list[Scored]:
     shown = {s.cause for s in listed}
     # with nothing reportable, every lifted cause may be listed: a symptom shared by forty causes
     # lifts each only a little, and the answer is then "one of these", never an empty list
-    floor = CANDIDATE_MIN_LIFT if listed else SYMPTOM_ONLY_MIN_LIFT
+    floor, most = (CANDIDATE_MIN_LIFT, CANDIDATE_MAX) if listed else (SYMPTOM_ONLY_MIN_LIFT, SYMPTOM_ONLY_MAX)
     rest = [s for s in scored if s.cause not in shown and s.supported and lift(s) >= floor]
     rest.sort(key=lambda s: (-round(lift(s), 6), -s.confidence, s.cause))
-    return rest[:CANDIDATE_MAX]
+    return rest[:most]
 
 
 def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:

@@ -52,6 +52,8 @@ CANDIDATE_MIN_LIFT = 0.05
 #: with no reportable cause, the lift that lists a candidate: any real lift (a symptom many causes
 #: share lifts each by a few thousandths)
 SYMPTOM_ONLY_MIN_LIFT = 0.001
+#: and how many: the three a reader weighs, not a tail of causes lifted by a few thousandths
+SYMPTOM_ONLY_MAX = 3
 #: at most this many candidates are listed
 CANDIDATE_MAX = 4
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from clusterdx.facts.kbtables import shipped_table
 
 #: an NGC framework image with a monthly tag: nvcr.io/nvidia/<framework>:<YY.MM>[-suffix]
 IMAGE = re.compile(r"(?<![\w./-])nvcr\.io/nvidia/([a-z][a-z0-9_-]{1,30}):(\d{2}\.\d{2})(?:-[A-Za-z0-9]{1,20}(?:\.[A-Za-z0-9]{1,10})*)?(?![\w-])")
@@ -41,10 +42,7 @@ class ImageTable(BaseModel):
 
 @lru_cache(maxsize=1)
 def table() -> ImageTable:
-    text = resources.files("clusterdx.kb").joinpath("reference/ngc-containers.yaml").read_text("utf-8")
-    from clusterdx.engine.kbcache import table_data
-
-    return ImageTable.model_validate(table_data(text))
+    return shipped_table("reference/ngc-containers.yaml", ImageTable)
 
 
 def nccl_for_image(image: str) -> tuple[str, str] | None:

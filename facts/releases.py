@@ -15,11 +15,11 @@ falls in; whether their conditions hold is decided from the facts by the deriver
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusterdx.facts.kbtables import shipped_table
 from clusterdx.facts.versions import in_range, version_key
 
 Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv", "hang"]
@@ -61,10 +61,7 @@ class ReleaseTable(BaseModel):
 
 @lru_cache(maxsize=1)
 def table() -> ReleaseTable:
-    text = resources.files("clusterdx.kb").joinpath("reference/nccl-releases.yaml").read_text("utf-8")
-    from clusterdx.engine.kbcache import table_data
-
-    return ReleaseTable.model_validate(table_data(text))
+    return shipped_table("reference/nccl-releases.yaml", ReleaseTable)
 
 
 def entries_for(version: str) -> list[ReleaseEntry]:

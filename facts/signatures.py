@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.base import SourceRef
 from clusterdx.facts.document import Document
+from clusterdx.facts.kbtables import shipped_table
 from clusterdx.facts.model.signature import TextSignature
 
 #: characters of a line a signature's regex sees
@@ -67,10 +67,7 @@ class SignatureTable(BaseModel):
 
 @lru_cache(maxsize=1)
 def table() -> SignatureTable:
-    text = resources.files("clusterdx.kb").joinpath("reference/signatures.yaml").read_text("utf-8")
-    from clusterdx.engine.kbcache import table_data
-
-    return SignatureTable.model_validate(table_data(text))
+    return shipped_table("reference/signatures.yaml", SignatureTable)
 
 
 @lru_cache(maxsize=1)

@@ -52,47 +52,70 @@ def evidence_values(evidence: Iterable[Any]) -> dict[str, Any]:
 
 
 def node_command_values(facts: Iterable[Any]) -> dict[str, Any]:
-    """Values a command can take from the node itself: each GPU's local CPUs and NUMA node in GPU
-    order, space-separated for a shell array a launcher indexes by local rank (``cpus=({gpu_cpus})``),
-    only for one node whose topo -m lists GPUs 0..n-1 with their affinity; the netdevs of its RoCE
-    ports (ibdev2netdev, sysfs), only when one node shows them; the GPUs' default power limit
-    (nvidia-smi -q), when one node's GPUs share one; a rank's share of the physical cores, when
-    lscpu and the GPUs are of one node. Otherwise absent."""
-    from clusterdx.facts.parsers._util import cpu_ranges
-
+    """Values a command can take from the node itself, each from its own source (:data:`_NODE_SOURCES`);
+    a value its source cannot pin to one node is absent."""
     facts = list(facts)
     out: dict[str, Any] = {}
+    for source in _NODE_SOURCES:
+        out.update(source(facts))
+    return out
+
+
+def _gpu_affinity(facts: list[Any]) -> dict[str, Any]:
+    """Each GPU's local CPUs and NUMA node in GPU order, space-separated for a shell array a launcher
+    indexes by local rank (``cpus=({gpu_cpus})``), only for one node whose topo -m lists GPUs 0..n-1
+    with their affinity."""
+    from clusterdx.facts.parsers._util import cpu_ranges
+
     by_node: dict[str, dict[int, Any]] = {}
     for f in facts:
         if f.fact_type == "topo.gpu":
             by_node.setdefault(f.node, {})[f.gpu] = f
     gpus = next(iter(by_node.values())) if len(by_node) == 1 else {}
-    if gpus and sorted(gpus) == list(range(len(gpus))):
-        ordered = [gpus[i] for i in range(len(gpus))]
-        if all(g.cpus for g in ordered):
-            out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
-        if all(g.numa_node is not None for g in ordered):
-            out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
-    # one rank per GPU: a rank's share of the physical cores (lscpu), two left for NCCL and the runtime
+    if not gpus or sorted(gpus) != list(range(len(gpus))):
+        return {}
+    ordered = [gpus[i] for i in range(len(gpus))]
+    out: dict[str, Any] = {}
+    if all(g.cpus for g in ordered):
+        out["gpu_cpus"] = " ".join(cpu_ranges(g.cpus) for g in ordered)
+    if all(g.numa_node is not None for g in ordered):
+        out["gpu_numa"] = " ".join(str(g.numa_node) for g in ordered)
+    return out
+
+
+def _core_budget(facts: list[Any]) -> dict[str, Any]:
+    """One rank per GPU: a rank's share of the physical cores (lscpu), two left for NCCL and the
+    runtime, when lscpu and the GPUs are of one node."""
     cpu = [f for f in facts if f.fact_type == "cpu.info" and f.sockets and f.cores_per_socket]
     gpu_ids = {(f.node, f.gpu) for f in facts if f.fact_type in ("gpu.device", "topo.gpu")}
-    if len({f.node for f in cpu}) == 1 and len({n for n, _ in gpu_ids}) == 1 and cpu[0].node == next(iter(gpu_ids))[0]:
-        per = cpu[0].sockets * cpu[0].cores_per_socket // len(gpu_ids)
-        if per >= 1:
-            out["cores_per_rank"] = str(per)
-            out["omp_threads"] = str(max(1, per - 2))
+    if len({f.node for f in cpu}) != 1 or len({n for n, _ in gpu_ids}) != 1 or cpu[0].node != next(iter(gpu_ids))[0]:
+        return {}
+    per = cpu[0].sockets * cpu[0].cores_per_socket // len(gpu_ids)
+    return {"cores_per_rank": str(per), "omp_threads": str(max(1, per - 2))} if per >= 1 else {}
+
+
+def _default_power(facts: list[Any]) -> dict[str, Any]:
+    """The GPUs' default power limit (nvidia-smi -q), when one node's GPUs share one: one default to
+    restore."""
     limits = {(f.node, f.default_power_limit_w) for f in facts
               if f.fact_type == "gpu.device" and getattr(f, "default_power_limit_w", None)}
-    if len(limits) == 1:  # one node, one GPU model: one default to restore
-        out["default_power_w"] = f"{next(iter(limits))[1]:g}"
-    # the link layer (ibstat, sysfs) and the netdev (ibdev2netdev) often come from different tools
+    return {"default_power_w": f"{next(iter(limits))[1]:g}"} if len(limits) == 1 else {}
+
+
+def _roce_netdevs(facts: list[Any]) -> dict[str, Any]:
+    """The netdevs of one node's RoCE ports. The link layer (ibstat, sysfs) and the netdev
+    (ibdev2netdev) often come from different tools, so they are joined by (node, device)."""
     roce = {(f.node, f.device) for f in facts if f.fact_type == "ib.port" and f.link_layer == "Ethernet"}
     netdev = {(f.node, f.device): f.netdev for f in facts
               if f.fact_type in ("ib.port", "net.netdev_map") and getattr(f, "netdev", "")}
     named = {netdev[k] for k in roce if k in netdev}
     if named and len({n for n, _ in roce}) == 1 and all(k in netdev for k in roce):
-        out["roce_netdevs"] = sorted(named, key=_natural)
-    return out
+        return {"roce_netdevs": sorted(named, key=_natural)}
+    return {}
+
+
+#: where each node value comes from; :data:`ENGINE_VALUES` names what they supply
+_NODE_SOURCES = (_gpu_affinity, _core_budget, _default_power, _roce_netdevs)
 
 
 def _natural(name: str) -> tuple:

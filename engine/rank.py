@@ -34,8 +34,20 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    most lifted first, marked as *candidates* (:func:`candidates`); a supported cause whose
    confidence ended below REPORT_MIN joins them in that order (:func:`listing`): the answer is then "one of
    these, and this probe separates them", never an empty list, and a cheap lead that a supported
-   but broad cause would hide stays visible. Once a cause with its own evidence reaches
-   :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the symptoms and no candidates are listed.
+   but broad cause would hide stays visible. Lifts closer than
+   :data:`~clusterdx.engine.weights.LIFT_NEAR_TIE` are near ties, ordered by confidence: evidence
+   that moved two causes alike does not separate them, and their priors then do. Once a cause
+   with its own evidence reaches :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the
+   symptoms and no candidates are listed.
+9. A no-fault explanation (a node marked ``no_fault``: the expected figure is beyond what the
+   hardware can deliver, nothing is broken) is a diagnosis of exclusion (:func:`exclusion_last`).
+   It explains any shortfall, so a shortfall is no evidence for it over a fault; what its own
+   evidence shows (no NVLink, fewer NICs than GPUs) is that the reference may be too high, not that
+   nothing else is wrong. Unless it is confirmed, it is listed below every fault that has evidence
+   of its own (direct support, net of refutations above the fault's prior) and explains a symptom
+   it explains too; the others keep their order. Its cost, the whole gap, otherwise puts it first
+   among its band whenever a specific fault is about as likely; checked first, the fault is fixed
+   or ruled out, and only then is the reference recomputed.
 
 Every term that moves a score is kept (:class:`Term`) so an explainer can show the arithmetic.
 """
@@ -212,7 +224,9 @@ def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:
     more certain than a candidate: it is listed among the candidates, all ordered by how far the
     evidence lifted them (:func:`lift`, the candidates' own order), so a 0.02 'supported' cause
     never stands above a candidate the evidence moved more. Ordering that tail by confidence
-    instead lets the priors decide it (measured on the public corpus: 10 fewer right first)."""
+    instead lets the priors decide it (measured on the public corpus: 10 fewer right first); they
+    decide only between lifts closer than :data:`LIFT_NEAR_TIE`. Last, a no-fault cause moves below
+    the faults with evidence of their own (:func:`exclusion_last`, step 9)."""
     supported = reportable(scored)
     firm = [s for s in supported if s.confidence >= REPORT_MIN]
     rest = [(s, "supported") for s in supported if s.confidence < REPORT_MIN] + \

@@ -34,8 +34,20 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    most lifted first, marked as *candidates* (:func:`candidates`); a supported cause whose
    confidence ended below REPORT_MIN joins them in that order (:func:`listing`): the answer is then "one of
    these, and this probe separates them", never an empty list, and a cheap lead that a supported
-   but broad cause would hide stays visible. Once a cause with its own evidence reaches
-   :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the symptoms and no candidates are listed.
+   but broad cause would hide stays visible. Lifts closer than
+   :data:`~clusterdx.engine.weights.LIFT_NEAR_TIE` are near ties, ordered by confidence: evidence
+   that moved two causes alike does not separate them, and their priors then do. Once a cause
+   with its own evidence reaches :data:`~clusterdx.engine.weights.CONFIRMED`, it explains the
+   symptoms and no candidates are listed.
+9. A no-fault explanation (a node marked ``no_fault``: the expected figure is beyond what the
+   hardware can deliver, nothing is broken) is a diagnosis of exclusion (:func:`exclusion_last`).
+   It explains any shortfall, so a shortfall is no evidence for it over a fault; what its own
+   evidence shows (no NVLink, fewer NICs than GPUs) is that the reference may be too high, not that
+   nothing else is wrong. Unless it is confirmed, it is listed below every fault that has evidence
+   of its own (direct support, net of refutations above the fault's prior) and explains a symptom
+   it explains too; the others keep their order. Its cost, the whole gap, otherwise puts it first
+   among its band whenever a specific fault is about as likely; checked first, the fault is fixed
+   or ruled out, and only then is the reference recomputed.
 
 Every term that moves a score is kept (:class:`Term`) so an explainer can show the arithmetic.
 """
@@ -43,12 +55,14 @@ Every term that moves a score is kept (:class:`Term`) so an explainer can show t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from clusterdx.engine.graph import CausalGraph
 from clusterdx.engine.schema import Node
 from clusterdx.engine.weights import (ABSENT_SYMPTOM_FACTOR, CANDIDATE_MAX, CANDIDATE_MIN_LIFT, CONFIDENCE_BAND,
                                       SYMPTOM_ONLY_MAX, SYMPTOM_ONLY_MIN_LIFT,
-                                      CONFIRMED, PRIOR_P, REPORT_MIN, logit, sigmoid, strength_llr)
+                                      CONFIRMED, LIFT_NEAR_TIE, PRIOR_P, REPORT_MIN, logit, sigmoid,
+                                      strength_llr)
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,10 @@ class Scored:
     terms: list[Term] = field(default_factory=list)
     expected_pct: float = 0.0
     cost_mid: float = 0.0
+    #: the cause says nothing is broken (the node's ``no_fault``): a diagnosis of exclusion, step 9
+    no_fault: bool = False
+    #: the graph nodes downstream of the cause: the symptoms it can explain (step 9)
+    reaches: frozenset[str] = frozenset()
 
     @property
     def has_direct_support(self) -> bool:
@@ -148,7 +166,9 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
         expected = conf * mid
         if gap_pct is not None and gap_pct >= 0:
             expected = min(expected, gap_pct)
-        results.append(Scored(cause, prior, conf, lo, terms, expected, mid))
+        results.append(Scored(cause, prior, conf, lo, terms, expected, mid,
+                              no_fault=nodes[cause].no_fault,
+                              reaches=frozenset(n for n in reach if n != cause)))
     results.sort(key=order_key)
     return results
 
@@ -204,10 +224,46 @@ def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:
     more certain than a candidate: it is listed among the candidates, all ordered by how far the
     evidence lifted them (:func:`lift`, the candidates' own order), so a 0.02 'supported' cause
     never stands above a candidate the evidence moved more. Ordering that tail by confidence
-    instead lets the priors decide it (measured on the public corpus: 10 fewer right first)."""
+    instead lets the priors decide it (measured on the public corpus: 10 fewer right first); they
+    decide only between lifts closer than :data:`LIFT_NEAR_TIE`. Last, a no-fault cause moves below
+    the faults with evidence of their own (:func:`exclusion_last`, step 9)."""
     supported = reportable(scored)
     firm = [s for s in supported if s.confidence >= REPORT_MIN]
     rest = [(s, "supported") for s in supported if s.confidence < REPORT_MIN] + \
            [(s, "candidate") for s in candidates(scored)]
     rest.sort(key=lambda sv: (-round(lift(sv[0]), 6), sv[1] != "supported", sv[0].cause))
-    return [(s, "supported") for s in firm] + rest
+    rest = [sv for run in _near_ties(rest, lambda sv: lift(sv[0]), LIFT_NEAR_TIE)
+            for sv in sorted(run, key=lambda sv: (-sv[0].confidence, sv[0].cause))]
+    return exclusion_last([(s, "supported") for s in firm] + rest)
+
+
+def _near_ties(items: list, value: Callable[[Any], float], near: float) -> list[list]:
+    """``items`` (sorted by ``value``, highest first) cut into runs of near ties: an item joins the
+    run before it when its value is less than ``near`` below the previous item's."""
+    runs: list[list] = []
+    for it in items:
+        if runs and value(runs[-1][-1]) - value(it) < near:
+            runs[-1].append(it)
+        else:
+            runs.append([it])
+    return runs
+
+
+def _fault_with_evidence(s: Scored) -> bool:
+    return not s.no_fault and s.has_direct_support and lift(s) > 0
+
+
+def exclusion_last(items: list[tuple[Scored, str]]) -> list[tuple[Scored, str]]:
+    """Step 9 of the method: an unconfirmed no-fault cause moves below the last fault that has
+    evidence of its own, net of refutations, and explains a symptom the no-fault cause explains
+    too; the order among the others is kept."""
+    out = list(items)
+    for k in reversed(range(len(out))):
+        s = out[k][0]
+        if not s.no_fault or s.confidence >= CONFIRMED:
+            continue
+        rivals = [j for j in range(k + 1, len(out))
+                  if _fault_with_evidence(out[j][0]) and out[j][0].reaches & s.reaches]
+        if rivals:
+            out.insert(rivals[-1], out.pop(k))  # after the pop, index rivals[-1] is just past that rival
+    return out

@@ -116,6 +116,9 @@ class Node(Strict):
     references: list[str] = Field(default_factory=list)
     #: arch or platform gates for `check`: a cause that cannot occur on this kind of node
     applies_to: dict[str, list[str]] = Field(default_factory=dict)
+    #: a root cause that says nothing is broken (the reference is beyond the hardware): ranked as
+    #: a diagnosis of exclusion, below the faults with evidence of their own (engine/rank.py, step 9)
+    no_fault: bool = False
     status: Status = "stable"
 
 

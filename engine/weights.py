@@ -56,6 +56,9 @@ SYMPTOM_ONLY_MIN_LIFT = 0.001
 SYMPTOM_ONLY_MAX = 3
 #: at most this many candidates are listed
 CANDIDATE_MAX = 4
+#: in the listing's tail (ordered by lift), lifts closer than this are near ties, ordered by
+#: confidence: evidence that moved two causes alike does not separate them, their priors do
+LIFT_NEAR_TIE = 0.05
 
 
 def logit(p: float) -> float:

@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from clusterdx.engine import diagnose, weights
+from clusterdx.engine import diagnose, rank, weights
 from clusterdx.engine.cases import case_dirs, run_case
 
 RS = {c.name: c for c in case_dirs() if c.name.startswith("rs-")}
@@ -34,6 +34,27 @@ def _no_weakening():
         diagnose.WEAKER.update(old)
 
 
+@contextlib.contextmanager
+def _constant(module, name: str, value):
+    old = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, old)
+
+
+@contextlib.contextmanager
+def _fault_claimed(kb, cause: str):
+    """The no-fault cause ranked like any fault (step 9 of the ranking off for it)."""
+    old = kb.nodes[cause]
+    kb.nodes[cause] = old.model_copy(update={"no_fault": False})
+    try:
+        yield
+    finally:
+        kb.nodes[cause] = old
+
+
 def test_there_are_sensitivity_cases():
     assert len(RS) >= 2
 
@@ -45,12 +66,15 @@ def test_passes_with_the_shipped_weights(kb, name):
 
 
 @pytest.mark.parametrize("name, change", [
-    ("rs-strength-governor-vs-cross-nic", lambda: _entry(weights.STRENGTH_LR, "strong", 10.0)),
-    ("rs-strength-governor-vs-cross-nic", lambda: _entry(weights.STRENGTH_LR, "moderate", 7.5)),
-    ("rs-reported-shm-env-vs-governor", lambda: _entry(weights.STRENGTH_LR, "strong", 10.0)),
-    ("rs-reported-shm-env-vs-governor", _no_weakening),
-], ids=["strong-20-to-10", "moderate-5-to-7.5", "reported-strong-20-to-10", "reported-not-weakened"])
+    ("rs-strength-governor-vs-cross-nic", lambda kb: _entry(weights.STRENGTH_LR, "strong", 10.0)),
+    ("rs-strength-governor-vs-cross-nic", lambda kb: _entry(weights.STRENGTH_LR, "moderate", 7.5)),
+    ("rs-reported-shm-env-vs-governor", lambda kb: _entry(weights.STRENGTH_LR, "strong", 10.0)),
+    ("rs-reported-shm-env-vs-governor", lambda kb: _no_weakening()),
+    ("rs-candidates-alike-lift-prior", lambda kb: _constant(rank, "LIFT_NEAR_TIE", 0.0)),
+    ("rs-no-fault-after-own-evidence-fault", lambda kb: _fault_claimed(kb, "expectation-exceeds-hardware")),
+], ids=["strong-20-to-10", "moderate-5-to-7.5", "reported-strong-20-to-10", "reported-not-weakened",
+        "lift-near-tie-off", "no-fault-ranked-as-a-fault"])
 def test_fails_when_its_weight_moves(kb, name, change):
-    with change():
+    with change(kb):
         result = run_case(kb, RS[name])
     assert not result.ok and result.top1_ok is False, result.ranking

@@ -80,7 +80,8 @@ def perturbations(kb: Any, factor: float) -> list[tuple[str, Callable[[], contex
         for word, w in weights.EDGE_WEIGHT.items():
             out.append((f"edge {word} {w:g} -> {min(w * f, 1.0):g}",
                         lambda k=word, v=min(w * f, 1.0): patched_entry(weights.EDGE_WEIGHT, k, v, rebuild)))
-        for name in ("ABSENT_SYMPTOM_FACTOR", "CONFIDENCE_BAND", "CONFIRMED", "REPORT_MIN", "CANDIDATE_MIN_LIFT"):
+        for name in ("ABSENT_SYMPTOM_FACTOR", "CONFIDENCE_BAND", "CONFIRMED", "REPORT_MIN", "CANDIDATE_MIN_LIFT",
+                     "LIFT_NEAR_TIE"):
             v = getattr(weights, name)
             out.append((f"{name} {v:g} -> {v * f:g}", lambda n=name, x=v * f: patched(n, x)))
         v = weights.CANDIDATE_MAX

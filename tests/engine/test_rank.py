@@ -5,9 +5,9 @@ from clusterdx.engine.rank import EvidenceRef, reportable, score
 from clusterdx.engine.schema import Node
 
 
-def node(id, kind, causes=(), prior=None, cost=()):
+def node(id, kind, causes=(), prior=None, cost=(), no_fault=False):
     return Node.model_validate({"schema": "clusterdx/node/v1", "id": id, "kind": kind, "title": id,
-                                "prior": prior, "cost_pct": list(cost),
+                                "prior": prior, "cost_pct": list(cost), "no_fault": no_fault,
                                 "causes": [{"node": c, "strength": s} for c, s in causes]})
 
 
@@ -103,3 +103,59 @@ def test_a_supported_cause_refuted_to_below_report_min_joins_the_candidates_by_l
     assert ids[0] == "c1" and ids.index("c2") < ids.index("c0") and ids[-1] == "c0"
     firm = listing(score(g, [EvidenceRef(0, "r", "c0", "supports", "decisive"), EvidenceRef(1, "r", "sym", "supports", "weak")]))
     assert firm[0] == (firm[0][0], "supported") and firm[0][0].cause == "c0"
+
+
+def _no_fault_graph():
+    """``nf`` says nothing is broken (costly: the whole gap); ``f`` and ``g`` are cheap faults."""
+    nodes = [node("nf", "root_cause", [("sym", "moderate")], "low", (5, 50), no_fault=True),
+             node("f", "root_cause", [("sym", "moderate")], "low", (1, 12)),
+             node("g", "root_cause", [("sym", "moderate")], "low", (1, 12)),
+             node("sym", "symptom")]
+    return CausalGraph.build({x.id: x for x in nodes})
+
+
+def _ids(ev):
+    from clusterdx.engine.rank import listing
+
+    return [s.cause for s, _ in listing(score(_no_fault_graph(), ev))]
+
+
+def test_a_no_fault_cause_yields_to_a_fault_with_its_own_evidence():
+    ev = [EvidenceRef(0, "r", "nf", "supports", "moderate"), EvidenceRef(1, "r2", "f", "supports", "moderate")]
+    assert [s.cause for s in score(_no_fault_graph(), ev)][:2] == ["nf", "f"]  # same band: cost alone
+    assert _ids(ev)[:2] == ["f", "nf"]
+    # in the listing's tail too (both below REPORT_MIN), and even when the no-fault cause is likelier
+    assert _ids([EvidenceRef(0, "r", "nf", "supports", "strong"), EvidenceRef(1, "r2", "f", "supports", "weak")])[:2] == ["f", "nf"]
+    assert _ids([EvidenceRef(0, "r", "nf", "supports", "weak"), EvidenceRef(1, "r2", "f", "supports", "weak")])[:2] == ["f", "nf"]
+
+
+def test_a_no_fault_cause_keeps_its_place_without_a_fault_of_its_own_evidence():
+    # f is only a candidate (the shared symptom), or its own evidence was refuted below its prior
+    assert _ids([EvidenceRef(0, "r", "nf", "supports", "weak"), EvidenceRef(1, "r2", "sym", "supports", "moderate")])[0] == "nf"
+    assert _ids([EvidenceRef(0, "r", "nf", "supports", "moderate"), EvidenceRef(1, "r2", "f", "supports", "weak"),
+                 EvidenceRef(2, "r3", "f", "refutes", "strong")])[0] == "nf"
+    # a confirmed no-fault cause stays first
+    assert _ids([EvidenceRef(0, "r", "nf", "supports", "decisive"), EvidenceRef(1, "r2", "f", "supports", "strong")])[0] == "nf"
+
+
+def test_candidates_lifted_alike_are_ordered_by_confidence_and_apart_by_lift():
+    from clusterdx.engine.rank import lift, listing
+    from clusterdx.engine.weights import LIFT_NEAR_TIE
+
+    nodes = [node("likely", "root_cause", [("sym", "moderate")], "medium", (5, 20)),
+             node("rare", "root_cause", [("sym", "strong")], "low", (5, 20)),
+             node("sym", "symptom")]
+    g = CausalGraph.build({x.id: x for x in nodes})
+    ev = [EvidenceRef(0, "r", "sym", "supports", "weak")]
+    # the platform fits "likely" a little less: the symptom lifts "rare" slightly more
+    res = score(g, ev, fit={"likely": 0.8})
+    by = by_id(res)
+    assert lift(by["likely"]) < lift(by["rare"]) < lift(by["likely"]) + LIFT_NEAR_TIE
+    assert by["likely"].confidence > by["rare"].confidence
+    assert [s.cause for s, _ in listing(res)] == ["likely", "rare"]
+    # fitting it much less, the lifts are apart by more than a near tie: lift decides, not the prior
+    res = score(g, ev, fit={"likely": 0.3})
+    by = by_id(res)
+    assert lift(by["rare"]) - lift(by["likely"]) >= LIFT_NEAR_TIE
+    assert by["likely"].confidence > by["rare"].confidence
+    assert [s.cause for s, _ in listing(res)] == ["rare", "likely"]

@@ -48,6 +48,10 @@ class NcclTestsRun(Fact):
     completed: bool = False
     ok: bool = False
     single_rank_processes: int = 0
+    #: smallest difference between the PCI bus numbers of two GPUs of one host in the run's device
+    #: list (None with fewer than two). Buses below one PCIe switch are numbered consecutively, so a
+    #: large gap means the GPUs hang off different root ports
+    min_bus_gap: int | None = None
 
 
 class NcclTestsResult(Fact):

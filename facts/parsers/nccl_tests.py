@@ -348,7 +348,7 @@ class _Parser:
                 gpu_model=run.devices[0]["gpu_model"] if run.devices else "", rows=len(rows),
                 avg_busbw=run.avg, bw_check=run.bw_check, out_of_bounds=run.oob,
                 failure=run.failure, completed=run.completed, ok=ok,
-                single_rank_processes=single, **fields, **summary)
+                single_rank_processes=single, min_bus_gap=_min_bus_gap(run.devices), **fields, **summary)
         for d in run.devices:
             line = d.pop("_line")
             # a rank printed without a host belongs to the document's node
@@ -371,6 +371,19 @@ def _wrong(token: str, error_style: bool) -> tuple[int | None, float | None]:
         return int(token), None
     err = float(token)
     return None, (err if math.isfinite(err) else None)
+
+
+def _min_bus_gap(devices: list[dict[str, Any]]) -> int | None:
+    """Smallest bus-number difference between two GPUs of one host (same PCI domain), or None."""
+    by_host: dict[tuple[str, str], set[int]] = {}
+    for d in devices:
+        if not d.get("pci_bus"):
+            continue
+        b = d["bus_id"].strip().lower()
+        domain = b.split(":")[0] if b.count(":") >= 2 else ""
+        by_host.setdefault((d["host"], domain), set()).add(int(d["pci_bus"], 16))
+    gaps = [y - x for buses in by_host.values() for x, y in zip(sorted(buses), sorted(buses)[1:])]
+    return min(gaps) if gaps else None
 
 
 def _pci_bus(bus_id: str) -> str:

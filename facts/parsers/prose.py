@@ -343,6 +343,8 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
                     r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
+                    # "setting NCCL_P2P_DISABLE=1 did workaround but got really low speed"
+                    r"did (?:the |a )?work-?around|(?:as|is|was) (?:a |the )?work-?around|work(?:s|ed)? around|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
                     r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"

@@ -227,3 +227,33 @@ def test_blank_hosts_in_several_processes_leave_the_node_count_unknown():
     text = _BLANK_HOST.replace("Rank  1 Group  0 Pid   4349", "Rank  1 Group  0 Pid   4350")
     (run,) = of_type(parse_text(FMT, text), "nccltests.run")
     assert run.nodes == 0
+
+
+_DEVICES = """\
+# nThread 1 nGpus {n} minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+{rows}#
+"""
+
+
+@pytest.mark.parametrize("buses, gap", [
+    (["0x01", "0x23", "0x41", "0x61"], 30),         # one GPU per root complex (EPYC-style numbering)
+    (["0x1a", "0x1b", "0x1c", "0x1d"], 1),          # consecutive buses: below one switch
+    (["0000:2f:00.0", "0000:03:00.0"], 44),         # rccl-tests / newer nccl-tests print the BDF
+    (["0x01"], None),                               # one GPU: no spacing
+])
+def test_device_list_gives_the_gpus_bus_spacing(buses, gap):
+    rows = "".join(f"#  Rank {i:2d} Group  0 Pid   4349 on   node-a device {i:2d} [{b}] NVIDIA A100 80GB PCIe\n"
+                   for i, b in enumerate(buses))
+    run = run_of(parse_text(FMT, _DEVICES.format(n=len(buses), rows=rows)))
+    assert run.min_bus_gap == gap
+
+
+def test_bus_spacing_is_per_host():
+    # the same bus number on two hosts is not two GPUs on one bus
+    rows = ("#  Rank  0 Group  0 Pid   11 on   node-a device  0 [0x41] NVIDIA H100\n"
+            "#  Rank  1 Group  0 Pid   12 on   node-b device  0 [0x41] NVIDIA H100\n"
+            "#  Rank  2 Group  0 Pid   13 on   node-b device  1 [0x61] NVIDIA H100\n")
+    run = run_of(parse_text(FMT, _DEVICES.format(n=1, rows=rows)))
+    assert run.min_bus_gap == 32

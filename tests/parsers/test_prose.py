@@ -823,6 +823,9 @@ def test_peer_path_switched_off_in_words(text, name, effect):
     ("With NCCL_P2P_DISABLE=1 the job runs fine.", True),
     ("With NCCL_P2P_DISABLE=1 I can train on all 8 GPUs.", True),
     ("We set NCCL_P2P_DISABLE=1 in our template.", False),  # configuration, not a workaround
+    ("Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.", True),
+    ("NCCL_P2P_DISABLE=1 works around it.", True),
+    ("We use NCCL_SOCKET_IFNAME=eth0 for the workaround script.", False),  # the word alone is not a fix
 ])
 def test_a_workaround_stated_as_what_now_works(text, fixes):
     ctx = facts_of(text + "\n")

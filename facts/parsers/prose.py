@@ -109,7 +109,8 @@ _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
     ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
-    ("pytorch", re.compile(_NOT_IN_PATH + r"(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
+    # not collect_env's "CUDA used to build PyTorch: 12.1", which is the CUDA version
+    ("pytorch", re.compile(_NOT_IN_PATH + r"(?<!build )(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
     ("kernel", re.compile(r"\bkernel(?:\s{0,3}version)?[\s:=]{1,4}v?(\d\.\d{1,2}(?:\.\d{1,4})?(?:-[0-9A-Za-z.\-_]{1,40})?)" + _VER_END, re.I)),
     ("os", re.compile(r"\b((?:ubuntu|rhel|red hat enterprise linux|rocky(?: linux)?|centos|debian|sles|amazon linux|almalinux)\s{1,3}\d{1,4}(?:\.\d{1,2})?(?:\.\d{1,2})?)" + _VER_END, re.I)),
 ]

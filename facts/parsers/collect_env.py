@@ -136,8 +136,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             i = end
             in_gpus = False
             continue
-        if ln.strip().startswith("GPU models and configuration"):
-            rest = ln.split(":", 1)[1].strip()
+        if (k := _KEY.match(ln)) and k.group(1) == "GPU models and configuration":
+            rest = k.group(2).strip()
             in_gpus = True
             if rest and (g := _GPU.match(rest)):
                 gpus.extend((i, int(k), g.group(2)) for k in g.group(1).split(","))

@@ -171,12 +171,47 @@ def post_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     spans = [(a, b) for a, b in code_spans(lines) if any(ln.strip() for ln in lines[a:b])] if marked else []
     fenced = [sp for sp in spans if sp[0] > 0 and lines[sp[0] - 1].lstrip().startswith(_FENCE)]
     if len(fenced) >= 2 or (fenced and _words_outside(head, spans)):
-        return spans
+        return sorted(spans + unfenced_spans(lines, spans))
     if fences:
         return []  # Markdown without the user's words around its one block: that block's tool's
     if spans and _words_outside(head, spans) and _only_words_outside(head, spans):
         return spans  # a forum post's four-space blocks
     return plain_spans(lines)
+
+
+#: an output pasted outside the fences of a Markdown post is taken from this many lines on (a
+#: shorter run is a list of versions or settings, which the prose reader reads as the user's)
+UNFENCED_MIN_LINES = 6
+
+
+def unfenced_spans(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Output pasted outside the code blocks of a Markdown post: an issue template's fence closed
+    too early (```` ```text ````, its caption, ```` ``` ````, then the report). Runs of paragraphs
+    outside the blocks that are neither words nor captions, of :data:`UNFENCED_MIN_LINES` lines
+    or more, as :func:`plain_spans` finds them in a post without Markdown."""
+    inside = {i for a, b in spans for i in range(max(0, a - 1), b + 1)}  # with the fence lines
+    rest = ["" if i in inside or ln.lstrip().startswith(_FENCE) else ln for i, ln in enumerate(lines[:MAX_SCAN])]
+    out: list[tuple[int, int]] = []
+    run: tuple[int, int] | None = None
+    for a, b in _paragraphs(rest) + [(len(rest), len(rest))]:
+        part = rest[a:b]
+        if a == b or _is_words(part) or _is_label(part) or _is_markdown_list_or_table(part):
+            if run is not None and sum(1 for ln in rest[run[0]:run[1]] if ln.strip()) >= UNFENCED_MIN_LINES:
+                out.append(run)
+            run = None
+            continue
+        run = (run[0], b) if run is not None else (a, b)
+    return out
+
+
+_LIST_OR_ROW = re.compile(r"^\s{0,3}(?:[-*+]\s|\d{1,2}[.)]\s|\|)")
+
+
+def _is_markdown_list_or_table(lines: Sequence[str]) -> bool:
+    """A Markdown list or table the user wrote: the prose reader reads it (versions, settings, a
+    busbw per node pair), never a tool."""
+    body = [ln for ln in lines if ln.strip()]
+    return bool(body) and all(_LIST_OR_ROW.match(ln) for ln in body)
 
 
 def _only_words_outside(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> bool:

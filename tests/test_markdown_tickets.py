@@ -153,3 +153,54 @@ def test_long_blank_and_character_lines_do_not_stall_post_detection():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert spans  # the long lines are pasted output between the user's words
+
+
+# vLLM's issue template: the fence closes after its caption and the report follows unfenced
+# (vllm-project/vllm#3842, shortened)
+TEMPLATE_BROKEN = """### Your current environment
+
+```text
+The output of `python collect_env.py`
+```
+Collecting environment information...
+PyTorch version: 2.1.2+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+
+OS: Ubuntu 22.04.3 LTS (x86_64)
+Python platform: Linux-5.15.0-60-generic-x86_64-with-glibc2.35
+Is CUDA available: True
+GPU models and configuration:
+GPU 0: NVIDIA A100-SXM4-80GB
+GPU 1: NVIDIA A100-SXM4-80GB
+
+Nvidia driver version: 535.104.05
+
+### How would you like to use vllm
+
+I want to run the model with tensor parallel 2 but the server hangs forever after NCCL init.
+"""
+
+
+def test_an_unfenced_report_after_a_closed_template_fence_is_an_input_of_its_own(tmp_path):
+    lines = TEMPLATE_BROKEN.splitlines()
+    spans = post_spans(lines)
+    start = lines.index("Collecting environment information...")
+    assert (start, lines.index("Nvidia driver version: 535.104.05") + 1) in spans
+    p = tmp_path / "issue.md"
+    p.write_text(TEMPLATE_BROKEN)
+    res = ingest([p])
+    formats = {r.path.split("#")[-1]: r.format for r in res.inputs}
+    assert "torch-collect-env" in formats.values() and formats.get(str(p)) == "prose"
+    assert [f.name for f in res.facts if f.fact_type == "gpu.device"] == ["NVIDIA A100-SXM4-80GB"] * 2
+    # the user's words are still read as prose
+    assert any(f.fact_type.startswith("reported.") for f in res.facts)
+
+
+def test_short_lists_and_tables_outside_the_fences_stay_the_users_words():
+    lines = ["We run NCCL all_reduce between two nodes and it is slow, see below.", "",
+             "- NCCL 2.18.3", "- CUDA 12.2", "- driver 535", "",
+             "| pair | busbw |", "|---|---|", "| a-b | 20 |", "| a-c | 40 |", "",
+             "```", "#  size  count  type  redop  root  time  algbw  busbw", "```"]
+    spans = post_spans(lines)
+    assert all(lines[a - 1].startswith("```") for a, _ in spans), spans

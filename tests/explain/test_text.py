@@ -139,7 +139,9 @@ def test_every_shipped_single_node_case_fits_under_60_lines(kb):
 
 
 def test_the_answers_next_probe_is_not_printed_again(kb):
-    report = diagnose(collect_paths([CASES / "pt-nccltests-115" / "input"]), kb=kb)
+    # a library case, whose first probe also leads a not-evaluated group (public cases move as
+    # the rules are tuned)
+    report = diagnose(collect_paths([CASES / "ct-docker-ib-does-not-work" / "input"]), kb=kb)
     first = report.next_probes[0].command
     text = render(report, width=400)
     # once in the answer; the probes list and the not-evaluated groups point back at it

@@ -78,12 +78,26 @@ def _kernel_part(line: str) -> str:
     return parts[0]
 
 
+#: bare flags (no ``=``) a command line commonly carries; any other bare word must look like a
+#: parameter name (``nokaslr``, ``usbcore.autosuspend``, ``nohz_full``), not like prose
+_FLAGS = {"ro", "rw", "quiet", "splash", "nosplash", "rhgb", "single", "debug", "nomodeset", "pti",
+          "noapic", "acpi", "text", "emergency", "rescue"}
+_FLAG_SHAPE = re.compile(r"^(?:no[a-z]|[a-z0-9]+[._][a-z0-9])[\w.\-]*$")
+
+
 def _looks_like_cmdline(line: str) -> bool:
     tokens = split_params(_kernel_part(line))
     if not tokens or not all(_TOKEN.match(t) for t in tokens):
         return False
+    assigned = [t for t in tokens if "=" in t]
+    # "Training hangs at init on 8 GPUs." is all tokens too: a sentence of bare words with a
+    # parameter name among them ("init", "root", "quiet") is prose, so every command line needs a
+    # name=value and no more words that are not flags than it has assignments (halved)
+    prose_like = sum(1 for t in tokens if "=" not in t and t not in _FLAGS and not _FLAG_SHAPE.match(t))
+    if not assigned or 2 * prose_like > len(assigned):
+        return False
     names = {t.split("=", 1)[0] for t in tokens}
-    return bool(names & _TYPICAL) or (len(tokens) >= 3 and sum("=" in t for t in tokens) >= 2)
+    return bool(names & _TYPICAL) or (len(tokens) >= 3 and len(assigned) >= 2)
 
 
 def sniff(doc: Document) -> float:

@@ -70,6 +70,26 @@ def test_malformed_lines_warn_and_empty_is_not_applicable():
         parse_text(FMT, "\n## only an annotation\n")
 
 
+@pytest.mark.parametrize("line", [
+    # one-line ticket descriptions: every word is a valid token and some are parameter names
+    "Training hangs at init with 8 A100 GPUs and NCCL 2.18.1.",
+    "The root of the problem: all_reduce is quiet for minutes, then panics",
+    "I set iommu=pt in the grub and rebooted",
+])
+def test_a_sentence_with_parameter_words_is_not_a_command_line(line):
+    doc = Document.from_text(line + "\n")
+    assert all_formats()[FMT].sniff(doc) == 0.0
+
+
+@pytest.mark.parametrize("line", [
+    "console=ttyS0",
+    "BOOT_IMAGE=/boot/vmlinuz-5.15.0-91-generic root=UUID=ab-cd ro quiet splash vt.handoff=7",
+    "root=/dev/sda1 ro nokaslr intel_iommu=on iommu=pt nosmt",
+])
+def test_short_command_lines_with_bare_flags_still_sniff(line):
+    assert all_formats()[FMT].sniff(Document.from_text(line + "\n")) == 0.9
+
+
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
 def test_sniff_is_specific(path):
     doc = Document.from_text(path.read_bytes().decode("utf-8", "replace"), name=path.name)

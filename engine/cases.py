@@ -48,6 +48,8 @@ class CaseResult:
     frozen: bool = False
     #: the ranking recorded before any tuning on the case (public cases)
     first_run: dict[str, Any] = field(default_factory=dict)
+    #: the seed pattern (DESIGN.md's families) the ticket is an instance of, "" for none
+    seed_pattern: str = ""
 
 
 def case_dirs(root: Path | None = None) -> list[Path]:
@@ -142,7 +144,13 @@ def run_case(kb: KnowledgeBase, case_dir: Path, frozen: set[str] | None = None) 
     return CaseResult(case_dir.name, not problems, problems, ranking, expect,
                       bool(spec.get("written_after_rules")), top1, top3, fired,
                       corpus=corpus, frozen=case_dir.name in frozen,
-                      first_run=dict(spec.get("first_run") or {}))
+                      first_run=dict(spec.get("first_run") or {}),
+                      seed_pattern=_seed_pattern(spec))
+
+
+def _seed_pattern(spec: dict[str, Any]) -> str:
+    value = str(spec.get("seed_pattern") or "").strip()
+    return "" if value.lower() == "none" else value
 
 
 def summarize(results: list[CaseResult]) -> dict[str, Any]:
@@ -162,6 +170,11 @@ def summarize(results: list[CaseResult]) -> dict[str, Any]:
             "all": _public_summary(public),
             "frozen": _public_summary([r for r in public if r.frozen]),
             "tuned": _public_summary([r for r in public if not r.frozen]),
+            # the tickets that are instances of a seed pattern, the rest and the frozen apart
+            "seed_pattern": {
+                "frozen": _public_summary([r for r in public if r.frozen and r.seed_pattern]),
+                "tuned": _public_summary([r for r in public if not r.frozen and r.seed_pattern]),
+            },
         },
     }
 
@@ -196,7 +209,8 @@ def _public_summary(rs: list[CaseResult]) -> dict[str, Any]:
         "cases": len(rs),
         "first_run": {"top1": frac([f[0] for f in first]), "top3": frac([f[1] for f in first])},
         "now": {"top1": frac([now(r, "top1") for r in rs]), "top3": frac([now(r, "top3") for r in rs])},
-        "no_answer": sum(1 for r in rs if r.expect.get("top") and not r.ranking),
+        # a ticket that expects a cause (first or among three) and got an empty list
+        "no_answer": sum(1 for r in rs if expected_causes(r.expect) and not r.ranking),
     }
 
 

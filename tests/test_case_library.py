@@ -61,3 +61,21 @@ def test_min_confidence_expectation_both_sides():
     assert judge({"min_confidence": {"b": 0.05}}, ranking)[0]
     assert judge({"min_confidence": {"a": 0.05}}, ranking)[0] == []
     assert judge({"min_confidence": {"c": 0.05}}, ranking)[0]
+
+
+def test_public_summary_counts_empty_answers_and_seed_patterns_apart():
+    from clusterdx.engine.cases import CaseResult, judge
+    def case(name, expect, ranking, *, frozen=False, seed=""):
+        problems, top1, top3 = judge(expect, ranking)
+        return CaseResult(name, not problems, problems, ranking, expect, True, top1, top3,
+                          corpus="public", frozen=frozen, seed_pattern=seed)
+    rs = [case("a", {"top": "x"}, []),                                  # empty, expects first
+          case("b", {"in_top_3": ["x", "y"]}, []),                      # empty, expects among three
+          case("c", {"in_top_3": ["x"]}, [("x", 0.3)], seed="TD"),
+          case("d", {"max_confidence": 0.5}, []),                       # a healthy control, quiet
+          case("e", {"top": "x"}, [("y", 0.2)], frozen=True, seed="HW")]
+    pub = summarize(rs)["public"]
+    assert pub["tuned"]["no_answer"] == 2 and pub["frozen"]["no_answer"] == 0
+    seed = pub["seed_pattern"]
+    assert (seed["tuned"]["cases"], seed["tuned"]["now"]["top3"]["right"]) == (1, 1)
+    assert (seed["frozen"]["cases"], seed["frozen"]["now"]["top3"]["right"]) == (1, 0)

@@ -234,6 +234,11 @@ def kb_eval(
             fr, nw = row["first_run"], row["now"]
             typer.echo(f"  {label:<30} {row['cases']:>3} cases  top-1 {_frac(fr['top1'])} -> {_frac(nw['top1'])}"
                        f"  top-3 {_frac(fr['top3'])} -> {_frac(nw['top3'])}  no answer: {row['no_answer']}")
+        for label, key in (("seed patterns, frozen", "frozen"), ("seed patterns, the rest", "tuned")):
+            row = pub["seed_pattern"][key]
+            nw = row["now"]
+            typer.echo(f"  {label:<30} {row['cases']:>3} cases  top-1 {_frac(nw['top1'])}  top-3 {_frac(nw['top3'])}"
+                       f"  no answer: {row['no_answer']}")
         cal = result["calibration"]
         typer.echo(f"\ncalibration on the public corpus ({cal['predictions']} hypotheses; "
                    f"expected calibration error {cal['ece']}):")

@@ -108,6 +108,9 @@ class ReportedChange(_Reported):
     factor: float | None = None
     #: "30% slower" -> 30.0, None when not stated
     percent: float | None = None
+    #: for an NCCL change the ticket does not name but a framework change carries (the releases the
+    #: two framework wheels bundle): that change, "pytorch 2.1 -> 2.3"; '' when stated as such
+    implied_by: str = ""
 
 
 class ReportedMetric(_Reported):

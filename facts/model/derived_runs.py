@@ -45,7 +45,8 @@ class RunPair(Fact):
 class PairDependence(Fact):
     fact_type = "compare.node_pair_dependence"
     doc = ("Runs of one benchmark on different sets of nodes, same size and software: bandwidth depends on "
-           "which nodes ran. common_slow_host is the one host in every slow run and in no fast run, if any.")
+           "which nodes ran. common_slow_host is the one host in every slow run and in no fast run, or else the "
+           "one host in two or more runs, all slow, whose every partner is fast elsewhere, if any.")
     collective: str
     runs: int
     slow_runs: int

@@ -197,6 +197,8 @@ _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,2
 _VERSUS = re.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
                      r"(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
+#: something went wrong, in any form: what a statement that follows one node must say
+_PROBLEM = re.compile(r"\b(?:fail\w{0,3}|hang\w{0,3}|hung|crash\w{0,3}|errors?|stuck|time[sd]?\s?out|slow\w{0,3}|abort\w{0,3}|break\w{0,3}|broke)\b", re.I)
 _THAN = re.compile(r"\bthan\b", re.I)
 #: components whose releases a ticket holds against each other ("nccl2.7.8 is lower than nccl 2.5.6")
 _COMPARED = ("nccl", "pytorch", "cuda", "driver")
@@ -276,6 +278,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
+    # the problem follows one named node: "any job that includes instance-8g-96c-1 fails", "only when
+    # gpu-07 is in the job it hangs", "whenever node 3 takes part"; a host name holds a digit
+    ("one-node", re.compile(r"\b(?:(?:any|every|each|all)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:that|which)\s{1,3}(?:includes?|included|involves?|uses?|contains?|runs?\s{1,3}on)|"
+                           r"(?:whenever|only\s{1,3}when|only\s{1,3}if|as\s{1,3}soon\s{1,3}as|every\s{1,3}time)(?:\s{1,3}(?:the\s{1,3})?(?:node|host|machine|server|vm))?)"
+                           r"\s{1,3}(?:[A-Za-z][\w.-]{0,40}?\d[\w.-]{0,20}|node\s{0,2}\d{1,4})(?![\w.-])", re.I)),
     # "band width" as two words, "lower bandwidth than I expected"
     # "the collective bandwidth inside the box is much lower than we expected", "only a few GB/s"
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?band ?width (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
@@ -942,6 +949,8 @@ class _Reader:
             m = pat.search(sentence)
             if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "asks-gdr", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
+            if kind == "one-node" and not _PROBLEM.search(sentence):
+                continue  # "every job that includes gpu-07 runs" says nothing went wrong
             if kind == "error" and _RAW_ERROR.search(sentence):
                 continue  # a pasted exception line is a signature's to read, not the user's statement
             if kind == "gdr-not-used" and _SOLVED.search(sentence[:m.start()]):

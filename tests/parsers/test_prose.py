@@ -450,6 +450,20 @@ def test_framework_wheels_that_bundle_different_nccl_imply_an_nccl_change():
         assert [c.component for c in changes] == ["pytorch"], text
 
 
+@pytest.mark.parametrize("text, fires", [
+    ("Any job that includes instance-8g-96c-1 fails while NCCL sets up its connections.\n", True),
+    ("The job hangs at init, but only when gpu-a07 is in the allocation.\n", True),
+    ("All_reduce is slow whenever node 3 takes part.\n", True),
+    # nothing went wrong; the size of the job, not a node; a node named without the condition
+    ("Every job that includes gpu-a07 runs at full speed.\n", False),
+    ("Any job that includes more than 16 nodes fails at init.\n", False),
+    ("The job on gpu-a07 fails at init.\n", False),
+])
+def test_a_problem_that_follows_one_named_node(text, fires):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert ("one-node" in kinds) == fires, kinds
+
+
 def test_a_slow_word_without_a_change_is_no_change():
     assert not of_type(read("all_reduce busbw is slow at 20 GB/s\n"), "reported.change")
 

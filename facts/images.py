@@ -2,7 +2,7 @@
 
 A ticket that names only its image still fixes the NCCL release: ``nvcr.io/nvidia/pytorch:23.11-py3``
 ships the release its notes list (``kb/reference/ngc-containers.yaml``), and a torch wheel bundles the
-NCCL its series pins (``kb/reference/framework-wheels.yaml``). One owner for "which NCCL is in this
+NCCL its series pins (``kb/reference/framework-releases.yaml``). One owner for "which NCCL is in this
 image or wheel"; an image or series the tables do not list gives None, never a guess.
 
     >>> nccl_for_image("nvcr.io/nvidia/pytorch:23.11-py3")[0]
@@ -69,15 +69,33 @@ class WheelRow(BaseModel):
     reference: str
 
 
+class FrameworkChange(BaseModel):
+    """A framework release whose changed default costs multi-GPU jobs time (what it implies is
+    :mod:`clusterdx.facts.releases`'s to say)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    framework: str
+    versions: list[str]
+    cause: str
+    when: list[Literal["multi-gpu"]] = []
+    summary: str
+    remedy: str
+    #: the variable that works around it
+    setting: str = ""
+    reference: str
+
+
 class WheelTable(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["clusterdx/framework-wheels/v1"] = Field(alias="schema")
+    schema_: Literal["clusterdx/framework-releases/v1"] = Field(alias="schema")
     wheels: list[WheelRow]
+    changes: list[FrameworkChange] = []
 
 
 @lru_cache(maxsize=1)
 def wheel_table() -> WheelTable:
-    return shipped_table("reference/framework-wheels.yaml", WheelTable)
+    return shipped_table("reference/framework-releases.yaml", WheelTable)
 
 
 def nccl_for_wheel(framework: str, version: str) -> tuple[str, str] | None:

@@ -97,3 +97,22 @@ class NcclReleaseIssue(Fact):
     #: the first release without the problem: the version to move to
     fixed_in: str = ""
     reference: str = ""
+
+
+class FrameworkReleaseIssue(Fact):
+    fact_type = "framework.release_issue"
+    doc = ("A change of the framework release table (kb/reference/framework-releases.yaml) that a reported "
+           "slowdown crossed: the slow release falls in the entry's range, the fast one outside it.")
+    framework: str
+    #: the slow release and the fast one the ticket holds it against
+    version: str
+    from_version: str
+    entry: str
+    #: the root cause the entry is evidence for
+    cause: str
+    #: the variable that works around the entry, and whether the ticket shows it set
+    setting: str = ""
+    setting_set: bool = False
+    summary: str = ""
+    remedy: str = ""
+    reference: str = ""

@@ -10,17 +10,28 @@ falls in; whether their conditions hold is decided from the facts by the deriver
     ['regression-2.19.3-2.19.4', 'roce-gid-autoselect-2.21', 'amd-p2p-through-cpu-2.23']
     >>> [e.id for e in entries_for("2.27.7")]
     ['net-channels-per-peer-auto-2.20', 'tree-search-pattern-2.25']
+
+A framework release can imply a cause too (``kb/reference/framework-releases.yaml``, ``changes``):
+:func:`framework_changes_for` answers which of those a framework version falls in.
+
+    >>> [c.id for c in framework_changes_for("pytorch", "1.1.0")]
+    ['pytorch-openmp-threads-per-process-1.1']
+    >>> framework_changes_for("pytorch", "1.2")
+    []
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterdx.facts.kbtables import shipped_table
 from clusterdx.facts.versions import in_range, version_key
+
+if TYPE_CHECKING:
+    from clusterdx.facts.images import FrameworkChange
 
 Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv", "hang"]
 
@@ -69,3 +80,12 @@ def entries_for(version: str) -> list[ReleaseEntry]:
     if not version_key(version):
         return []
     return [e for e in table().entries if in_range(version, *e.versions)]
+
+
+def framework_changes_for(framework: str, version: str) -> list["FrameworkChange"]:
+    """The framework release-table changes whose range holds ``version`` (none for an unreadable one)."""
+    from clusterdx.facts.images import wheel_table
+
+    if not version_key(version):
+        return []
+    return [c for c in wheel_table().changes if c.framework == framework.lower() and in_range(version, *c.versions)]

@@ -237,3 +237,40 @@ def test_a_release_series_in_words_counts_only_where_the_whole_series_is_in_rang
     assert fusion in _issues([_said("2.25"), net])
     assert fusion not in _issues([_said("2.27"), net])  # 2.27.3 onwards is fixed: undecided for "2.27"
     assert _issues([_said("2.25.1")]) == {} or all(i.version != "2.25.1" for i in _issues([_said("2.25.1")]).values())
+
+
+def _framework_issues(frm: str, to: str, gpus: int | None = 8, env: dict[str, str] | None = None) -> list:
+    from clusterdx.facts.model.gpu import GpuSummary
+    from clusterdx.facts.model.reported import ReportedChange
+
+    facts = [ReportedChange(node="n", source=SourceRef(input="t.md", line=1), component="pytorch", from_version=frm,
+                            to_version=to, direction="slower", text="slower", provenance="reported")]
+    if gpus is not None:
+        facts.append(GpuSummary(node="n", source=SourceRef(input="t.md", line=2), gpus=gpus, models=["V100"]))
+    facts += [EnvVar(node="n", source=SourceRef(input="t.md", line=3), name=k, value=v) for k, v in (env or {}).items()]
+    return [f for f in derive_all(facts) if f.fact_type == "framework.release_issue"]
+
+
+def test_every_framework_change_has_a_reference_and_valid_bounds():
+    from clusterdx.facts.images import wheel_table
+    from clusterdx.facts.versions import version_key
+
+    for c in wheel_table().changes:
+        assert c.reference.startswith("https://"), c.id
+        assert all(version_key(b.lstrip("<>=")) for b in c.versions), c.id
+    for w in wheel_table().wheels:
+        assert w.reference.startswith("https://") and version_key(w.nccl), w.series
+
+
+def test_a_slowdown_into_a_framework_change_on_a_multi_gpu_node():
+    [issue] = _framework_issues("1.0", "1.1")
+    assert (issue.entry, issue.cause, issue.setting_set) == \
+        ("pytorch-openmp-threads-per-process-1.1", "helper-thread-oversubscription", False)
+    assert _framework_issues("1.0.1", "1.1.0", env={"OMP_NUM_THREADS": "4"})[0].setting_set
+
+
+def test_no_framework_change_crossed_or_no_multi_gpu_node():
+    assert _framework_issues("1.1.0", "1.1.1") == []  # both inside the range
+    assert _framework_issues("1.1", "1.2") == []  # the slow side is past it
+    assert _framework_issues("1.0", "1.1", gpus=1) == []
+    assert _framework_issues("1.0", "1.1", gpus=None) == []  # undecided: silent

@@ -82,3 +82,33 @@ def test_fast_run_does_not_cancel_slow_run(kb):
     assert all(t.delta_logit >= 0 for t in top.score), top.score
     straggler = diagnose(collect_paths([RUNS / "pair-a-b.txt", RUNS / "pair-a-c.txt", RUNS / "pair-b-c-slow.txt"]), kb=kb)
     assert straggler.hypotheses[0].id == "single-degraded-node-straggler"
+
+
+def _table(rows: str) -> list:
+    from clusterdx.facts.document import Document
+    from clusterdx.facts.ingest import ingest_documents
+
+    facts = ingest_documents([Document.from_text(rows, name="pairs.txt")]).facts
+    return [f for f in derive_all(facts) if f.fact_type == "compare.node_pair_dependence"]
+
+
+def test_pair_table_one_host_slow_with_every_peer_beside_another_slow_pair():
+    # gn644 is slow with both its peers, each fast with another node; the 284/678 pair is slow too
+    [dep] = _table("gn644,gn699  49.4\ngn632,gn641  88.4\ngn284,gn678  49.3\ngn641,gn644  49.3\n"
+                   "gn404,gn699  86.8\n")
+    assert (dep.collective, dep.common_slow_host, dep.slow_runs, dep.fast_runs) == ("pairwise", "gn644", 3, 2)
+
+
+def test_pair_table_in_another_notation_names_the_host_of_the_one_slow_pair():
+    # the one slow pair's host that is fast nowhere else (node1 is fast with node2)
+    [dep] = _table("node1 + node2: 180.2 GB/s\nnode1 + node3: 96.0 GB/s\nnode2 + node4: 181.0 GB/s\n")
+    assert dep.common_slow_host == "node3"
+
+
+def test_pair_table_without_a_single_slow_host():
+    # each node fast with some peer: a routing collision, not a node
+    [dep] = _table("n1,n2 25.1\nn1,n3 39.0\nn2,n4 39.2\nn3,n4 38.8\n")
+    assert dep.common_slow_host == ""
+    # two hosts both slow twice with peers fast elsewhere: no single one
+    [dep] = _table("n1,n5 20\nn1,n6 20\nn2,n5 20\nn2,n6 20\nn5,n6 80\nn3,n4 80\n")
+    assert dep.common_slow_host == ""

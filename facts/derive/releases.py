@@ -6,6 +6,8 @@ contradicted by the facts. Conditions the facts cannot decide are listed (``appl
 possible``, or ``likely`` when the table says those conditions usually hold): rules act on
 ``applies`` and some on ``likely``, never on ``possible`` alone, since every old release would
 otherwise be suspect on every ticket. Each condition is decided in one function here, from every fact that can tell.
+A framework release-table change (``framework.release_issue``) is derived from a reported slowdown
+across framework releases whose slow side is in the change's range and fast side outside it.
 An entry with ``shows`` is a bug that a specific warning identifies (NIC fusion's invalid NET id):
 it is derived only where a ``text.signature`` fact shows one of those warnings.
 """
@@ -17,9 +19,9 @@ from typing import Callable, Sequence
 
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
-from clusterdx.facts.model.derived_runs import NcclReleaseIssue
+from clusterdx.facts.model.derived_runs import FrameworkReleaseIssue, NcclReleaseIssue
 from clusterdx.facts.images import nccl_for_image
-from clusterdx.facts.releases import entries_for, table
+from clusterdx.facts.releases import entries_for, framework_changes_for, table
 from clusterdx.facts.versions import version_key
 
 #: GPU names of Grace superchips (NVLink-C2C between CPU and GPU)
@@ -227,7 +229,43 @@ def _unknown_version(facts: Sequence[Fact], decided: dict[str, Decision]) -> lis
     return out
 
 
+def _gpu_count(facts: Sequence[Fact]) -> int | None:
+    """GPUs on the node, from any fact that counts them; None when none does."""
+    counts = [int(getattr(f, "gpus", 0) or 0) for f in of_type(facts, "gpu.summary")]
+    counts.append(len({getattr(f, "gpu", None) for f in of_type(facts, "gpu.device")}))
+    counts += [int(f.count or 0) for f in of_type(facts, "reported.inventory")
+               if getattr(f, "item", "") == "gpu" and getattr(f, "count", None)]
+    best = max(counts, default=0)
+    return best or None
+
+
+def _framework(facts: Sequence[Fact]) -> list[Fact]:
+    """The framework release-table changes a reported slowdown crossed: the slow release inside the
+    entry's range and the fast one outside it, with the entry's conditions holding."""
+    out: list[Fact] = []
+    gpus = _gpu_count(facts)
+    env = {getattr(v, "name", ""): v for v in of_type(facts, "env.var")}
+    for c in of_type(facts, "reported.change"):
+        if c.direction != "slower" or not c.to_version or not c.from_version:
+            continue
+        for entry in framework_changes_for(c.component, c.to_version):
+            if framework_changes_for(c.component, c.from_version) and entry in framework_changes_for(c.component, c.from_version):
+                continue  # both releases have it: not what changed
+            if "multi-gpu" in entry.when and (gpus is None or gpus < 2):
+                continue
+            out.append(FrameworkReleaseIssue(
+                node=c.node, scope=c.scope, source=c.source, provenance=c.provenance, framework=c.component,
+                version=c.to_version, from_version=c.from_version, entry=entry.id, cause=entry.cause,
+                setting=entry.setting, setting_set=bool(entry.setting and entry.setting in env),
+                summary=" ".join(entry.summary.split()), remedy=entry.remedy, reference=entry.reference))
+    return out
+
+
 def derive(facts: Sequence[Fact]) -> list[Fact]:
+    return _nccl(facts) + _framework(facts)
+
+
+def _nccl(facts: Sequence[Fact]) -> list[Fact]:
     versions = _versions(facts)
     decided = {name: fn(facts) for name, fn in CONDITIONS.items()}
     if not versions:

@@ -3,7 +3,8 @@
 Every pair of multi-rank nccl-tests runs of the same collective (each from its own input or its
 own run in one input) becomes a ``compare.run_pair`` saying which is slower, by how much, and
 what differs between them. Runs on different node sets with the same node count and software
-become one ``compare.node_pair_dependence`` when the bandwidth depends on the node set. A run
+become one ``compare.node_pair_dependence`` when the bandwidth depends on the node set; so do the
+rows of a user's node-pair table (``nccltests.pair_result``, one two-node run each). A run
 whose bandwidth falls as messages grow becomes ``nccltests.size_falloff``.
 
 Against a ``--baseline`` (:func:`baseline_comparisons`), each target run is compared with the
@@ -88,13 +89,41 @@ def _pairs(runs: list[tuple[Fact, float]]) -> list[Fact]:
     return out
 
 
-def _pair_dependence(runs: list[tuple[Fact, float]]) -> list[Fact]:
+#: the collective named for a user's node-pair table, which does not say which one it ran
+PAIR_TABLE = "pairwise"
+
+
+def _slow_host(slow: list[tuple[Fact, float]], fast: list[tuple[Fact, float]]) -> str:
+    """The one host that holds the slow runs back: in every slow run and no fast one; failing that
+    (another slow pair beside it), the one host in two or more runs, all slow, whose every partner
+    is fast in some other run (each of its peers is fine without it). '' when no single host."""
+    in_slow = set.intersection(*(set(_hosts(r)) for r, _ in slow))
+    in_fast = set().union(*(set(_hosts(r)) for r, _ in fast))
+    common = sorted(in_slow - in_fast)
+    if len(common) == 1:
+        return common[0]
+    if common:
+        return ""
+    candidates = []
+    for host in sorted(set().union(*(set(_hosts(r)) for r, _ in slow)) - in_fast):
+        mine = [r for r, _ in slow if host in _hosts(r)]
+        partners = set().union(*(set(_hosts(r)) for r in mine)) - {host}
+        if len(mine) >= 2 and partners and partners <= in_fast:
+            candidates.append(host)
+    return candidates[0] if len(candidates) == 1 else ""
+
+
+def _pair_dependence(runs: list[tuple[Fact, float]], pairs: Sequence[Fact] = ()) -> list[Fact]:
     out: list[Fact] = []
     groups: dict[tuple, list[tuple[Fact, float]]] = {}
     for run, bw in runs:
         if run.nodes < 2 or not _hosts(run):
             continue
         groups.setdefault((run.collective, run.nodes, run.nranks, run.nccl_version), []).append((run, bw))
+    # a user's node-pair table: every row is one two-node run of the same test
+    for p in pairs:
+        if p.value > 0 and len(_hosts(p)) == 2:
+            groups.setdefault((PAIR_TABLE, 2, 0, p.source.input + " " + p.unit), []).append((p, p.value))
     for (collective, _, _, _), members in sorted(groups.items(), key=lambda kv: kv[0]):
         host_sets = {_hosts(r) for r, _ in members}
         if len(host_sets) < 2:
@@ -104,15 +133,13 @@ def _pair_dependence(runs: list[tuple[Fact, float]]) -> list[Fact]:
         fast = [(r, bw) for r, bw in members if bw / best > 1 - MIN_DIFFERENCE]
         if not slow:
             continue
-        in_slow = set.intersection(*(set(_hosts(r)) for r, _ in slow))
-        in_fast = set().union(*(set(_hosts(r)) for r, _ in fast))
-        common = sorted(in_slow - in_fast)
+        common_host = _slow_host(slow, fast)
         first = min(slow, key=lambda t: t[1])[0]
         out.append(PairDependence(
             node=first.node, scope=first.scope, source=first.source, collective=collective,
             runs=len(members), slow_runs=len(slow), fast_runs=len(fast),
             ratio=round(min(bw for _, bw in members) / best, 4),
-            common_slow_host=common[0] if len(common) == 1 else "",
+            common_slow_host=common_host,
             slow_host_sets=sorted("+".join(_hosts(r)) for r, _ in slow),
             fast_host_sets=sorted("+".join(_hosts(r)) for r, _ in fast)))
     return out
@@ -144,7 +171,7 @@ def _falloff(facts: Sequence[Fact]) -> list[Fact]:
 def derive(facts: Sequence[Fact]) -> list[Fact]:
     runs = [(r, bw) for r in of_type(facts, "nccltests.run")
             if r.nranks >= 2 and (bw := _busbw(r)) is not None][:MAX_RUNS]
-    return _pairs(runs) + _pair_dependence(runs) + _falloff(facts)
+    return _pairs(runs) + _pair_dependence(runs, of_type(facts, "nccltests.pair_result")) + _falloff(facts)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ class RunPair(Fact):
 class PairDependence(Fact):
     fact_type = "compare.node_pair_dependence"
     doc = ("Runs of one benchmark on different sets of nodes, same size and software: bandwidth depends on "
-           "which nodes ran. common_slow_host is the one host in every slow run and in no fast run, if any.")
+           "which nodes ran. common_slow_host is the one host in every slow run and in no fast run, or else the "
+           "one host in two or more runs, all slow, whose every partner is fast elsewhere, if any.")
     collective: str
     runs: int
     slow_runs: int
@@ -95,4 +96,23 @@ class NcclReleaseIssue(Fact):
     remedy: str = ""
     #: the first release without the problem: the version to move to
     fixed_in: str = ""
+    reference: str = ""
+
+
+class FrameworkReleaseIssue(Fact):
+    fact_type = "framework.release_issue"
+    doc = ("A change of the framework release table (kb/reference/framework-releases.yaml) that a reported "
+           "slowdown crossed: the slow release falls in the entry's range, the fast one outside it.")
+    framework: str
+    #: the slow release and the fast one the ticket holds it against
+    version: str
+    from_version: str
+    entry: str
+    #: the root cause the entry is evidence for
+    cause: str
+    #: the variable that works around the entry, and whether the ticket shows it set
+    setting: str = ""
+    setting_set: bool = False
+    summary: str = ""
+    remedy: str = ""
     reference: str = ""

@@ -89,3 +89,17 @@ class NcclTestsDevice(Fact):
     bus_id: str
     pci_bus: str = ""
     gpu_model: str = ""
+
+
+class NodePairResult(Fact):
+    fact_type = "nccltests.pair_result"
+    doc = ("One row of a user's per-node-pair results table ('node-a,node-b  49.36'): the two hosts of one "
+           "two-node run and the bandwidth it reached (node = the first host).")
+    #: the row's index in its table, from 0
+    row: int
+    hosts: list[str]
+    value: float
+    #: as written after the number ('GB/s'), '' when the table gives none
+    unit: str = ""
+    #: the row's comment ('crossing TOR'), '' when none
+    note: str = ""

@@ -108,6 +108,9 @@ class ReportedChange(_Reported):
     factor: float | None = None
     #: "30% slower" -> 30.0, None when not stated
     percent: float | None = None
+    #: for an NCCL change the ticket does not name but a framework change carries (the releases the
+    #: two framework wheels bundle): that change, "pytorch 2.1 -> 2.3"; '' when stated as such
+    implied_by: str = ""
 
 
 class ReportedMetric(_Reported):
@@ -142,8 +145,9 @@ class ReportedSymptom(_Reported):
     #: bidirectional figure), 'asks-expected' (the user asks whether the result is expected or normal),
     #: 'asks-gdr' (the user asks whether GPUDirect RDMA is used or matters on the system),
     #: 'vm-topology-flat' (a guest's PCI/NUMA layout said not to mirror the host: devices at NUMA
-    #: -1, no PCI hierarchy, the VM's topology unlike the host's)
-    kind: Literal["hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
+    #: -1, no PCI hierarchy, the VM's topology unlike the host's), 'one-node' (it goes wrong only
+    #: when one named node takes part: "any job that includes gpu-07 fails")
+    kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the

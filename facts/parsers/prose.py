@@ -106,11 +106,12 @@ _VER_END = r"(?=$|[\s,;:()\[\]'\"`+]|\.(?:\s|$))"
 _NOT_IN_PATH = r"(?<![\w/.\-=])"
 
 _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==)v?" + _VER + _VER_END, re.I)),
+    # "nccl2.7.8" glued to the name, as titles write it
+    ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==|(?=\d{1,2}\.\d))v?" + _VER + _VER_END, re.I)),
     ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     # not collect_env's "CUDA used to build PyTorch: 12.1", which is the CUDA version
-    ("pytorch", re.compile(_NOT_IN_PATH + r"(?<!build )(?:pytorch|torch)(?:\s{0,3}version)?(?:==|[\s:=]{1,4})v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
+    ("pytorch", re.compile(_NOT_IN_PATH + r"(?<!build )(?:pytorch|torch)(?:\s{0,3}version)?(?:==|~=|[\s:=]{1,4}|(?=\d\.\d))v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
     ("kernel", re.compile(r"\bkernel(?:\s{0,3}version)?[\s:=]{1,4}v?(\d\.\d{1,2}(?:\.\d{1,4})?(?:-[0-9A-Za-z.\-_]{1,40})?)" + _VER_END, re.I)),
     ("os", re.compile(r"\b((?:ubuntu|rhel|red hat enterprise linux|rocky(?: linux)?|centos|debian|sles|amazon linux|almalinux)\s{1,3}\d{1,4}(?:\.\d{1,2})?(?:\.\d{1,2})?)" + _VER_END, re.I)),
 ]
@@ -196,6 +197,11 @@ _FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,2
 _VERSUS = re.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
                      r"(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 _ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
+#: something went wrong, in any form: what a statement that follows one node must say
+_PROBLEM = re.compile(r"\b(?:fail\w{0,3}|hang\w{0,3}|hung|crash\w{0,3}|errors?|stuck|time[sd]?\s?out|slow\w{0,3}|abort\w{0,3}|break\w{0,3}|broke)\b", re.I)
+_THAN = re.compile(r"\bthan\b", re.I)
+#: components whose releases a ticket holds against each other ("nccl2.7.8 is lower than nccl 2.5.6")
+_COMPARED = ("nccl", "pytorch", "cuda", "driver")
 _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
@@ -272,6 +278,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # it goes wrong only past a node count: "on 7 or more nodes", "with more than 8 nodes", "beyond 16 nodes"
     ("at-scale", re.compile(r"\b(?:(?:on|with|at|from)\s{1,3}\d{1,5}\s{1,3}(?:or\s{1,3}more|and\s{1,3}(?:more|above|up))|\d{1,5}\+|"
                             r"(?:more\s{1,3}than|beyond|above|past|over)\s{1,3}\d{1,5})\s{1,3}(?:\w+\s{1,3})?(?:nodes|machines|servers|hosts)\b", re.I)),
+    # the problem follows one named node: "any job that includes instance-8g-96c-1 fails", "only when
+    # gpu-07 is in the job it hangs", "whenever node 3 takes part"; a host name holds a digit
+    ("one-node", re.compile(r"\b(?:(?:any|every|each|all)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:that|which)\s{1,3}(?:includes?|included|involves?|uses?|contains?|runs?\s{1,3}on)|"
+                           r"(?:whenever|only\s{1,3}when|only\s{1,3}if|as\s{1,3}soon\s{1,3}as|every\s{1,3}time)(?:\s{1,3}(?:the\s{1,3})?(?:node|host|machine|server|vm))?)"
+                           r"\s{1,3}(?:[A-Za-z][\w.-]{0,40}?\d[\w.-]{0,20}|node\s{0,2}\d{1,4})(?![\w.-])", re.I)),
     # "band width" as two words, "lower bandwidth than I expected"
     # "the collective bandwidth inside the box is much lower than we expected", "only a few GB/s"
     ("low-bandwidth", re.compile(r"\b(?:(?:bus )?band ?width (?:is |was )?(?:very |really |quite |too )?(?:low|poor|bad)|"
@@ -815,7 +826,8 @@ class _Reader:
             metric = "slowdown_pct" if slower and not faster else "speedup_pct"
             self.add(ReportedMetric, index, ("metric", metric, value), metric=metric, value=value, unit="%",
                      value_norm=value, text=_cut(sentence))
-        if not _CHANGE.search(sentence) or not (slower or faster):
+        compared = _compared(sentence)
+        if not (_CHANGE.search(sentence) or compared) or not (slower or faster):
             return
         direction = "slower" if slower and not (faster and faster.start() < slower.start()) else "faster"
         component = ""
@@ -826,15 +838,29 @@ class _Reader:
                 break
         m = _FROM_TO.search(sentence) or _ARROW.search(sentence) or _VERSUS.search(sentence)
         frm, to = (m.group(1), m.group(2)) if m else ("", "")
+        if compared and not m:
+            component, frm, to = compared
+            direction = "slower"
         factor = None
         f = _FACTOR.search(sentence)
         if f:
             word = (f.group(2) or "").lower()
             factor = float(f.group(1)) if f.group(1) else {"twice": 2.0, "half": 2.0, "three times": 3.0,
                                                            "2 times": 2.0, "3 times": 3.0}.get(word)
+        percent = float(pct.group(1) or pct.group(2)) if pct else None
         self.add(ReportedChange, index, ("change", component, frm, to, direction), component=component,
                  from_version=frm, to_version=to, direction=direction, factor=factor,
-                 percent=float(pct.group(1) or pct.group(2)) if pct else None, text=_cut(sentence))
+                 percent=percent, text=_cut(sentence))
+        # a framework upgrade is an NCCL upgrade when the two wheels bundle different releases
+        from clusterdx.facts.images import nccl_for_wheel
+
+        if component == "pytorch" and frm and to:
+            old_nccl, new_nccl = nccl_for_wheel(component, frm), nccl_for_wheel(component, to)
+            if old_nccl and new_nccl and old_nccl[0] != new_nccl[0]:
+                self.add(ReportedChange, index, ("change", "nccl", old_nccl[0], new_nccl[0], direction),
+                         component="nccl", from_version=old_nccl[0], to_version=new_nccl[0], direction=direction,
+                         factor=factor, percent=percent, implied_by=f"{component} {frm} -> {to}",
+                         text=_cut(sentence))
 
     def bisected(self, index: int, sentence: str) -> None:
         """Remember what a bisect statement needs: the sentence, whether a slowdown is said, which
@@ -923,6 +949,8 @@ class _Reader:
             m = pat.search(sentence)
             if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "asks-gdr", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
+            if kind == "one-node" and not _PROBLEM.search(sentence):
+                continue  # "every job that includes gpu-07 runs" says nothing went wrong
             if kind == "error" and _RAW_ERROR.search(sentence):
                 continue  # a pasted exception line is a signature's to read, not the user's statement
             if kind == "gdr-not-used" and _SOLVED.search(sentence[:m.start()]):
@@ -1062,6 +1090,32 @@ def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
         if start is not None and len(buf) > 1:
             yield start, " ".join(buf)[: MAX_LINE * 2]
         start, buf = (i, [ln.strip()]) if ln.strip() and i not in code and i not in tables and len(ln) <= MAX_LINE else (None, [])
+
+
+def _compared(sentence: str) -> tuple[str, str, str] | None:
+    """(component, fast release, slow release) of a sentence that holds two releases of one component
+    against each other with "than": "nccl2.7.8 is lower than nccl 2.5.6", "slower in Environment 2
+    (torch 2.3) than in Environment 1 (torch 2.1)", "v1.0 is faster than v1.1" read with its
+    component named on both sides. The comparative before "than" says which side is slow."""
+    than = _THAN.search(sentence)
+    if than is None:
+        return None
+    head = sentence[:than.start()]
+    slow_w = [m.start() for m in _SLOWER.finditer(head)]
+    fast_w = [m.start() for m in _FASTER.finditer(head)]
+    if not slow_w and not fast_w:
+        return None
+    slower = bool(slow_w) and (not fast_w or slow_w[-1] > fast_w[-1])
+    for component, pat in _VERSION_PATTERNS:
+        if component not in _COMPARED:
+            continue
+        found = [(m.start(), m.group(1)) for m in pat.finditer(sentence)]
+        before = [v for pos, v in found if pos < than.start()]
+        after = [v for pos, v in found if pos >= than.end()]
+        if before and after and before[-1] != after[0]:
+            near, far = before[-1], after[0]
+            return (component, far, near) if slower else (component, near, far)
+    return None
 
 
 def _sentences(text: str):

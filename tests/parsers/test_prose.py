@@ -418,6 +418,52 @@ def test_change_direction_factor_and_component():
     assert (c.component, c.direction, c.factor, c.from_version, c.to_version) == ("driver", "faster", 3.0, "2.18", "2.19")
 
 
+@pytest.mark.parametrize("text, expected", [
+    # the release before "than" is the slow one after a slower-word, the fast one after a faster-word
+    ("# why nccl2.7.8 is lower than nccl 2.5.6 for all_reduce_perf?\n", ("nccl", "2.5.6", "2.7.8")),
+    ("# pytorch1.1 training speed slower than pytorch1.0\n", ("pytorch", "1.0", "1.1")),
+    ("The script runs much slower in Environment 2 (torch 2.3) than in Environment 1 (torch 2.1).\n",
+     ("pytorch", "2.1", "2.3")),
+    ("With NCCL 2.18.3 all_reduce is faster than with NCCL 2.19.3 on the same nodes.\n", ("nccl", "2.18.3", "2.19.3")),
+])
+def test_two_releases_compared_with_than_are_a_change(text, expected):
+    [c] = [f for f in of_type(read(text), "reported.change") if f.component == expected[0]]
+    assert (c.component, c.from_version, c.to_version, c.direction) == expected + ("slower",)
+
+
+def test_than_without_two_releases_of_one_component_is_no_change():
+    # one release against the hardware's figure, and two components, compare no releases
+    for text in ("NCCL 2.19.3 gives lower busbw than the 400 Gb/s links should allow.\n",
+                 "torch 2.3 with NCCL 2.20.5 is slower than we hoped.\n"):
+        assert not [c for c in of_type(read(text), "reported.change") if c.from_version], text
+
+
+def test_framework_wheels_that_bundle_different_nccl_imply_an_nccl_change():
+    changes = of_type(read("DDP is 25% slower with torch 2.2.0 than with torch 2.1.2, same node.\n"), "reported.change")
+    nccl = [c for c in changes if c.component == "nccl"]
+    assert [(c.from_version, c.to_version, c.direction, c.implied_by) for c in nccl] == \
+        [("2.18.1", "2.19.3", "slower", "pytorch 2.1.2 -> 2.2.0")]
+    # a patch update keeps the series' pin; a series the table does not list gives nothing
+    for text in ("DDP is 5% slower with torch 2.1.2 than with torch 2.1.0.\n",
+                 "DDP is slower with torch 1.13 than with torch 1.12.\n"):
+        changes = of_type(read(text), "reported.change")
+        assert [c.component for c in changes] == ["pytorch"], text
+
+
+@pytest.mark.parametrize("text, fires", [
+    ("Any job that includes instance-8g-96c-1 fails while NCCL sets up its connections.\n", True),
+    ("The job hangs at init, but only when gpu-a07 is in the allocation.\n", True),
+    ("All_reduce is slow whenever node 3 takes part.\n", True),
+    # nothing went wrong; the size of the job, not a node; a node named without the condition
+    ("Every job that includes gpu-a07 runs at full speed.\n", False),
+    ("Any job that includes more than 16 nodes fails at init.\n", False),
+    ("The job on gpu-a07 fails at init.\n", False),
+])
+def test_a_problem_that_follows_one_named_node(text, fires):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert ("one-node" in kinds) == fires, kinds
+
+
 def test_a_slow_word_without_a_change_is_no_change():
     assert not of_type(read("all_reduce busbw is slow at 20 GB/s\n"), "reported.change")
 

@@ -121,6 +121,9 @@ def strip_worker_prefixes(seg: "Segment") -> "Segment":
     (['h:11:12 [0] NCCL INFO x', 'driver line'], '11', 'pid', 4)
     >>> strip_worker_prefixes(Segment(None, ["[rank3]: Traceback (most recent call last):"], 1)).lines
     ['Traceback (most recent call last):']
+    >>> s = strip_worker_prefixes(Segment(None, ["(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285, ip=10.0.0.2) h:285:285 [0] NCCL INFO y"], 1))
+    >>> (s.lines, s.label)
+    (['h:285:285 [0] NCCL INFO y'], '285')
     """
     out: list[str] | None = None
     workers: set[tuple[str, str]] = set()
@@ -132,6 +135,13 @@ def strip_worker_prefixes(seg: "Segment") -> "Segment":
         kind = "pid"
         if m:
             body = _RAY_REPEATED.sub("", m.group(2))
+            # vLLM's engine process prints its Ray workers' lines under its own prefix:
+            # "(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285, ip=...) host:285:285 [0] NCCL ..."
+            for _ in range(3):
+                inner = _RAY_PREFIX.match(body) if body.startswith("(") else None
+                if inner is None:
+                    break
+                m, body = inner, inner.group(2)
         else:
             m = _TORCHRUN_PREFIX.match(ln[:_MAX_LINE])
             if not m:

@@ -25,6 +25,9 @@ class NcclSetting(Fact):
     value: str
     value_num: float | None = None
     origin: str = ""
+    #: 'launcher' when the ticket says a framework or launcher forces this variable on the job
+    #: (a ``reported.setting`` with ``by: launcher`` of the same name), else ''
+    forced_by: str = ""
 
 
 class NcclQpsEffective(Fact):

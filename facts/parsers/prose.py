@@ -1086,8 +1086,9 @@ def _aside(before: str) -> bool:
 
 
 #: what may stand between a GPU's name and its form factor: memory size and type, a bracket, a
-#: comma or dash ("A100 40GB PCIe", "A100-PCIE-40GB", "A100 (PCIe, 40 GB)", "H100 80GB HBM3 SXM5")
-_FORM_GAP = r"[\s\-(,/]{0,3}(?:\d{1,3}\s?GB[\s\-,/]{0,3}(?:HBM\w{0,2}e?[\s\-,/]{0,3})?)?"
+#: comma or dash ("A100 40GB PCIe", "A100-PCIE-40GB", "A100 (PCIe, 40 GB)", "H100 80GB HBM3 SXM5"),
+#: and Markdown emphasis around the form ("A100-80GB **PCIe**")
+_FORM_GAP = r"[\s\-(,/]{0,3}(?:\d{1,3}\s?GB[\s\-,/]{0,3}(?:HBM\w{0,2}e?[\s\-,/]{0,3})?)?[*_]{0,2}"
 
 #: "PCIe" that names the bus rather than the card: "A100 80GB, PCIe Gen4 x16 slots"
 _BUS_AFTER = r"(?!\s{0,2}(?:Gen|\d(?:\.\d)?\b|[x×]\d|slots?\b|switch|bus\b|links?\b|lanes?\b|root|bridge|riser))"

@@ -10,6 +10,12 @@ Tickets paste the output of loops and fan-out tools, where a label says whose ou
   ``srun --label`` (``3: ...``), ``mpirun --tag-output`` (``[1,3]<stdout>: ...``, also found
   without the command, the tag being unmistakable). A job's own logs (NCCL debug lines,
   nccl-tests, training steps) are left whole: their parsers read the rank tags themselves.
+- per-line prefixes a framework puts on its workers' output, found without the command: Ray
+  (``(RayTrainWorker pid=11904, ip=10.0.0.7) ...``, ``(pid=812) ...``, with the ``[repeated 3x
+  across cluster]`` tail of its log deduplication) and torchrun (``[rank3]: ...``,
+  ``[default3]: ...``). The rest of such a line is the tool's own (an NCCL line, a traceback),
+  so the prefix is cut off in place (:func:`strip_worker_prefixes`) and the lines stay one
+  segment: one job's workers, read job-wide by the tool's parser, with the same line numbers.
 
 :func:`split_labels` cuts such a segment into one segment per label, each carrying the label and
 what it names (``label_kind``: ``device``, ``node``, ``rank``, ``pid``, ``file`` or ``label``);
@@ -59,6 +65,12 @@ _DEVICE = re.compile(
     r"|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
 _JOB_LOG = re.compile(r"NCCL (?:INFO|WARN)|# nccl-tests|#\s+Rank\s+\d|_perf\b|\biteration\s+\d+/|"
                       r"train_step_timing|global_step")
+#: Ray's worker prefix: ``(<actor or task name> pid=N[, ip=ADDR])``; its dedup tail
+_RAY_PREFIX = re.compile(r"^\((?:[\w.:<>-]{1,120} )?pid=(\d{1,9})(?:, ip=[\w.:-]{1,64})?\) ?(.*)$")
+_RAY_REPEATED = re.compile(r"\s+\[repeated \d{1,9}x across cluster\]\s*$")
+#: torchrun's per-rank prefix (``--tee``/``--local-ranks-filter``; the role name, ``default``
+#: unless set, before the local rank in older releases)
+_TORCHRUN_PREFIX = re.compile(r"^\[(?:rank|default)(\d{1,7})\]: ?(.*)$")
 _RANK = re.compile(r"\brank\b", re.I)
 _PID = re.compile(r"\bpid\b", re.I)
 _NODE = re.compile(r"\b(?:host(?:name)?|node)\b|\$\(hostname", re.I)
@@ -66,9 +78,10 @@ _NODE = re.compile(r"\b(?:host(?:name)?|node)\b|\$\(hostname", re.I)
 
 def split_labels(seg: "Segment") -> list["Segment"]:
     """``seg`` cut per label (see the module docstring), or ``[seg]`` when it holds none."""
-    lines = seg.lines
-    if not lines or len(lines) > 2_000_000:
+    if not seg.lines or len(seg.lines) > 2_000_000:
         return [seg]
+    seg = strip_worker_prefixes(seg)
+    lines = seg.lines
     cmd = seg.command or ""
     if cmd and _PDSH_CMD.search(cmd):
         out = _by_prefix(seg, _PDSH, "node")
@@ -90,6 +103,60 @@ def split_labels(seg: "Segment") -> list["Segment"]:
         if out:
             return out
     return _by_file_head(seg)
+
+
+def strip_worker_prefixes(seg: "Segment") -> "Segment":
+    """``seg`` with Ray's and torchrun's per-line worker prefixes cut off (see the module
+    docstring); ``seg`` itself when no line carries one.
+
+    Unprefixed lines (the driver's own output between the workers') are kept as they are. When
+    every prefixed line names the same worker, the segment is labelled with it (``pid`` or
+    ``rank``).
+
+    >>> from clusterdx.facts.transcript import Segment
+    >>> seg = Segment(None, ["(RayTrainWorker pid=11, ip=10.0.0.7) h:11:12 [0] NCCL INFO x [repeated 3x across cluster]",
+    ...                      "driver line"], 4)
+    >>> s = strip_worker_prefixes(seg)
+    >>> (s.lines, s.label, s.label_kind, s.first_line)
+    (['h:11:12 [0] NCCL INFO x', 'driver line'], '11', 'pid', 4)
+    >>> strip_worker_prefixes(Segment(None, ["[rank3]: Traceback (most recent call last):"], 1)).lines
+    ['Traceback (most recent call last):']
+    >>> s = strip_worker_prefixes(Segment(None, ["(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285, ip=10.0.0.2) h:285:285 [0] NCCL INFO y"], 1))
+    >>> (s.lines, s.label)
+    (['h:285:285 [0] NCCL INFO y'], '285')
+    """
+    out: list[str] | None = None
+    workers: set[tuple[str, str]] = set()
+    for k, ln in enumerate(seg.lines):
+        head = ln[:2]
+        if head not in ("(R", "(p", "[r", "[d") and not (head[:1] == "(" and " pid=" in ln[:160]):
+            continue
+        m = _RAY_PREFIX.match(ln[:_MAX_LINE])
+        kind = "pid"
+        if m:
+            body = _RAY_REPEATED.sub("", m.group(2))
+            # vLLM's engine process prints its Ray workers' lines under its own prefix:
+            # "(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285, ip=...) host:285:285 [0] NCCL ..."
+            for _ in range(3):
+                inner = _RAY_PREFIX.match(body) if body.startswith("(") else None
+                if inner is None:
+                    break
+                m, body = inner, inner.group(2)
+        else:
+            m = _TORCHRUN_PREFIX.match(ln[:_MAX_LINE])
+            if not m:
+                continue
+            kind, body = "rank", m.group(2)
+        if out is None:
+            out = list(seg.lines)
+        out[k] = body + ln[_MAX_LINE:]
+        workers.add((m.group(1), kind))
+    if out is None:
+        return seg
+    if len(workers) == 1 and seg.label is None:
+        (label, kind), = workers
+        return replace(seg, lines=out, label=label, label_kind=kind)
+    return replace(seg, lines=out)
 
 
 def _mostly(lines: list[str], rx: re.Pattern[str]) -> bool:

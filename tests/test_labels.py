@@ -126,3 +126,37 @@ def test_echo_template_ending_in_an_escaped_blank_does_not_crash():
            'grep -E "LnkCap:|LnkSta:" | tr -s "\\n\\t" "  ")"; done')
     out = seg(cmd, ["0000:86:00.0 LnkCap: Port #0, Speed 16GT/s, Width x16 LnkSta: Speed 16GT/s, Width x8"])
     assert len(out) == 1 and out[0].lines[0].startswith("0000:86:00.0")
+
+
+# -- worker prefixes of Ray and torchrun: cut off in place, one segment kept
+
+
+def test_ray_prefixes_cut_in_place_with_true_line_numbers():
+    out = seg(None, ["(RayTrainWorker pid=11, ip=10.0.0.7) h1:11:12 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
+                     "driver output",
+                     "(RayTrainWorker pid=12, ip=10.0.0.8) h2:12:13 [0] NCCL INFO Using network Socket [repeated 3x across cluster]"], 5)
+    assert len(out) == 1
+    assert out[0].lines == ["h1:11:12 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.", "driver output",
+                            "h2:12:13 [0] NCCL INFO Using network Socket"]
+    assert out[0].first_line == 5 and out[0].label is None  # two workers: no single label
+
+
+def test_torchrun_rank_and_role_prefixes_cut():
+    out = seg(None, ["[default0]:gpu-a07:1:1 [0] NCCL INFO Using network IB", "[rank0]:[W ProcessGroupNCCL.cpp:1] x"])
+    assert out[0].lines == ["gpu-a07:1:1 [0] NCCL INFO Using network IB", "[W ProcessGroupNCCL.cpp:1] x"]
+    assert (out[0].label, out[0].label_kind) == ("0", "rank")
+
+
+def test_lookalike_parenthesis_and_brackets_that_are_no_worker_prefix_stay():
+    lines = ["(base) pid=3 is not a prefix", "[rank] : no number", "(see pid=4 above) note", "[default]: x",
+             "(pid=x) not a number", "[rank3] no colon"]
+    assert seg(None, lines)[0].lines == lines
+
+
+def test_prefixed_nccl_log_reaches_the_nccl_parser(tmp_path):
+    log = tmp_path / "ray.log"
+    log.write_text("(RayTrainWorker pid=11904, ip=jwb0582i) jwb0582:11904:12354 [0] NCCL INFO "
+                   "NCCL_SOCKET_IFNAME set by environment to ^lo,docker,veth\n")
+    res = ingest([str(log)])
+    env = [f for f in res.facts if f.fact_type == "nccl.env"]
+    assert [(f.name, f.value) for f in env] == [("NCCL_SOCKET_IFNAME", "^lo,docker,veth")]

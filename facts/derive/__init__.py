@@ -13,13 +13,13 @@ from typing import Any, Callable, Sequence
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.derive import compare as _compare
-from clusterdx.facts.derive import cloud, cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
+from clusterdx.facts.derive import bench_pairs, cloud, cpu, env, fabric, links, nccl_nics, nvlink, placement, releases, reported, runs
 from clusterdx.facts.derive import platform as platform_role
 from clusterdx.facts.derive.thresholds import Params
 from clusterdx.facts.reference import Selected
 
 DERIVERS = (platform_role.derive, env.derive, fabric.derive, cpu.derive, placement.derive, nccl_nics.derive,
-            nvlink.derive, links.derive, runs.derive, releases.derive, cloud.derive)
+            nvlink.derive, links.derive, runs.derive, releases.derive, cloud.derive, bench_pairs.derive)
 #: derivers that take the reference system in force
 _WITH_REFERENCE = (fabric.derive, links.derive)
 #: derivers that take the rule parameters in force (their cuts are rules' thresholds, see thresholds.py)
@@ -45,6 +45,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "nccl.roce_config": frozenset({"nccl.net"}),
     "proc.thread_load": frozenset({"proc.status"}),
     "compare.run_pair": frozenset({"nccltests.run"}),
+    "ucx.perftest_pair": frozenset({"ucx.perftest"}),
     "compare.node_pair_dependence": frozenset({"nccltests.run"}),
     "nccltests.size_falloff": frozenset({"nccltests.run", "nccltests.result"}),
     "nccl.release_issue": frozenset({"nccl.version", "nccltests.run"}),

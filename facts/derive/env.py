@@ -67,7 +67,10 @@ def settings(facts: Sequence[Fact]) -> list[Fact]:
     for e in of_type(facts, "nccl.env"):
         out[(e.node, e.name)] = NcclSetting(node=e.node, scope=e.scope, source=e.source, name=e.name,
                                             value=e.value, value_num=to_float(e.value), origin="nccl-log")
-    return list(out.values())
+    # the user's word that a launcher injects a variable ties to the value seen in force (a
+    # ticket names one job: the claim holds on whichever node printed it)
+    forced = {r.name for r in of_type(facts, "reported.setting") if getattr(r, "by", "") == "launcher"}
+    return [s.model_copy(update={"forced_by": "launcher"}) if s.name in forced else s for s in out.values()]
 
 
 def qps(facts: Sequence[Fact], nccl_settings: Sequence[Fact]) -> list[Fact]:

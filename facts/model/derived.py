@@ -25,6 +25,9 @@ class NcclSetting(Fact):
     value: str
     value_num: float | None = None
     origin: str = ""
+    #: 'launcher' when the ticket says a framework or launcher forces this variable on the job
+    #: (a ``reported.setting`` with ``by: launcher`` of the same name), else ''
+    forced_by: str = ""
 
 
 class NcclQpsEffective(Fact):
@@ -112,3 +115,17 @@ class NcclNicUsage(Fact):
     ib_hca: str = ""
     #: 'topo' (GPU-local NICs) or 'ib-ports' (active ports)
     basis: str
+
+
+class UcxPerftestPair(Fact):
+    fact_type = "ucx.perftest_pair"
+    doc = ("A ucx_perftest client connecting to its own host, pinned with -c, and where its server runs: "
+           "the server's core when its line is shown, else the client's (a server takes the same options).")
+    test: str = ""
+    client_cpu: int
+    #: the server's core as its command line pins it; None when no server line is shown or it is unpinned
+    server_cpu: int | None = None
+    server_shown: bool = False
+    #: both processes on one core
+    shared_core: bool
+

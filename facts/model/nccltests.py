@@ -48,6 +48,9 @@ class NcclTestsRun(Fact):
     completed: bool = False
     ok: bool = False
     single_rank_processes: int = 0
+    #: result tables of separate processes printed into this run with no header between (each
+    #: size twice in a row, one 'Avg bus bandwidth' summary each): each process ran its own test
+    interleaved_tables: int = 0
     #: smallest difference between the PCI bus numbers of two GPUs of one host in the run's device
     #: list (None with fewer than two). Buses below one PCIe switch are numbered consecutively, so a
     #: large gap means the GPUs hang off different root ports

@@ -1,5 +1,5 @@
 """Network fabric: InfiniBand / RoCE ports and devices, port counters, netdev mapping,
-perftest results and Linux bonding.
+perftest and ucx_perftest results and Linux bonding.
 
 Conventions shared by every IB parser (ibstat, ibstatus, ibv_devinfo, ibdev2netdev, sysfs):
 
@@ -175,6 +175,26 @@ class PerftestResult(Fact):
     #: first error message (connection, QP, memory or CUDA failure); '' when none
     error: str = ""
     cpu_freq_warning: bool = False
+
+
+class UcxPerftest(Fact):
+    fact_type = "ucx.perftest"
+    doc = ("One ucx_perftest command (client or server): test, memory type, message size, the core it is "
+           "pinned to (-c), whether it connects to its own host, and the bandwidth of the last row (MB/s).")
+    #: 'client' (names the host to connect to) or 'server'
+    role: str = ""
+    test: str = ""
+    mem_type: str = ""
+    size_bytes: int | None = None
+    #: first core of ``-c``; None when the process is not pinned
+    cpu: int | None = None
+    #: the host name the client connects to as written ('`hostname`', 'node2'); '' when not shown
+    server: str = ""
+    #: the client connects to its own host (`hostname`, localhost, 127.0.0.1): server on the same machine
+    loopback: bool = False
+    #: UCX_TLS given on the command line, '' when not
+    tls: str = ""
+    bw_avg_mbps: float | None = None
 
 
 class NetBond(Fact):

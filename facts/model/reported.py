@@ -93,6 +93,9 @@ class ReportedSetting(_Reported):
     #: 'env' for an environment variable name (NCCL_*, UCX_*, ...), 'bios', 'plugin' (a net plugin
     #: the user says the job uses: name is its kb/gazetteers/fabrics.yaml id), else 'other'
     kind: Literal["env", "bios", "plugin", "other"]
+    #: who the user says sets it: 'launcher' when a framework or launcher forces it on the job
+    #: ("accelerate overrides the NCCL P2P variables on me"), '' for the job's own configuration
+    by: Literal["", "launcher"] = ""
 
 
 class ReportedChange(_Reported):

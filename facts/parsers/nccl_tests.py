@@ -117,6 +117,20 @@ def _one_process(devices: list[dict]) -> int:
     return 1 if devices and len({d["pid"] for d in devices}) == 1 else 0
 
 
+def _interleaved(run: _Run) -> int:
+    """Result tables of separate processes printed into this one run, 0 when it holds one.
+
+    One launched job prints one table (rank 0 prints it) and one summary; processes that each
+    run their own test, writing into the same output untagged, interleave their rows (the same
+    size twice in a row) and each end with a summary of its own. A run repeated with ``-N``
+    prints the sweep again from the smallest size, never one size twice in a row; two runs pasted
+    one after the other without their headers have two summaries but no size twice in a row.
+    """
+    if run.summaries >= 2 and run.repeated_sizes >= 1:
+        return run.summaries
+    return 2 if run.repeated_sizes >= 2 else 0
+
+
 def _strip_tag(line: str) -> str:
     mt = _TAG.match(line)
     return line[mt.end():] if mt else line
@@ -136,6 +150,9 @@ class _Run:
         self.bw_check = ""
         self.completed = False
         self.failure = ""
+        #: 'Avg bus bandwidth' summaries seen, and data rows repeating the size of the row before
+        self.summaries = 0
+        self.repeated_sizes = 0
 
 
 class _Parser:
@@ -249,6 +266,7 @@ class _Parser:
                 self.problem(i, "unreadable average bus bandwidth")
             run.bw_check = a.group(2) or ""
             run.completed = True
+            run.summaries += 1
             run.last = i
 
     def on_row(self, i: int, key: str | None, tokens: list[str]) -> None:
@@ -294,6 +312,8 @@ class _Parser:
             return
         wrongs = [w for w in (row.get("oop_wrong"), row.get("ip_wrong")) if w is not None]
         row["wrong"] = sum(wrongs) if wrongs else None
+        if run.rows and run.rows[-1][1]["size_bytes"] == row["size_bytes"]:
+            run.repeated_sizes += 1
         run.rows.append((i, row))
         run.last = i
 
@@ -348,7 +368,8 @@ class _Parser:
                 gpu_model=run.devices[0]["gpu_model"] if run.devices else "", rows=len(rows),
                 avg_busbw=run.avg, bw_check=run.bw_check, out_of_bounds=run.oob,
                 failure=run.failure, completed=run.completed, ok=ok,
-                single_rank_processes=single, min_bus_gap=_min_bus_gap(run.devices), **fields, **summary)
+                single_rank_processes=single, interleaved_tables=_interleaved(run),
+                min_bus_gap=_min_bus_gap(run.devices), **fields, **summary)
         for d in run.devices:
             line = d.pop("_line")
             # a rank printed without a host belongs to the document's node

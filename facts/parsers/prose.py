@@ -20,7 +20,8 @@ or file name (``/opt/nccl-2.18/lib``) is not a version statement.
 GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker CPU load, host CPU
 models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
 between GPUs, the peer path switched off in words and a slowdown over a run
-(:mod:`clusterdx.facts.parsers.prose_peer`) are read per sentence by their own modules.
+(:mod:`clusterdx.facts.parsers.prose_peer`) and NCCL settings a launcher is said to force
+(:mod:`clusterdx.facts.parsers.prose_launcher`) are read per sentence by their own modules.
 
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
 over it, and ingestion runs it on documents no format took (:func:`read_leftover`).
@@ -73,7 +74,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer
 
 SAMPLE = """\
 ## Environment
@@ -578,6 +579,7 @@ class _Reader:
             self.gpu.sentence(self, index, sentence)
             prose_cpu.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_launcher.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
@@ -899,6 +901,7 @@ class _Reader:
             self.workload(index, sentence)
             self.change(index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_launcher.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 
     def shortfall(self, index: int, text: str) -> None:
@@ -1137,8 +1140,9 @@ def _aside(before: str) -> bool:
 
 
 #: what may stand between a GPU's name and its form factor: memory size and type, a bracket, a
-#: comma or dash ("A100 40GB PCIe", "A100-PCIE-40GB", "A100 (PCIe, 40 GB)", "H100 80GB HBM3 SXM5")
-_FORM_GAP = r"[\s\-(,/]{0,3}(?:\d{1,3}\s?GB[\s\-,/]{0,3}(?:HBM\w{0,2}e?[\s\-,/]{0,3})?)?"
+#: comma or dash ("A100 40GB PCIe", "A100-PCIE-40GB", "A100 (PCIe, 40 GB)", "H100 80GB HBM3 SXM5"),
+#: and Markdown emphasis around the form ("A100-80GB **PCIe**")
+_FORM_GAP = r"[\s\-(,/]{0,3}(?:\d{1,3}\s?GB[\s\-,/]{0,3}(?:HBM\w{0,2}e?[\s\-,/]{0,3})?)?[*_]{0,2}"
 
 #: "PCIe" that names the bus rather than the card: "A100 80GB, PCIe Gen4 x16 slots"
 _BUS_AFTER = r"(?!\s{0,2}(?:Gen|\d(?:\.\d)?\b|[x×]\d|slots?\b|switch|bus\b|links?\b|lanes?\b|root|bridge|riser))"

@@ -208,7 +208,10 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                         # "when I try to train it just stops", "the run simply sits there": no error, no progress
                         r"(?:just|simply)\s{1,3}(?:stops|stopped|sits|sat)(?!\s{1,3}(?:with|at|after\s{1,3}\d|once)\b)|"
                         r"stop(?:s|ped)\s{1,3}(?:responding|progressing|making\s{1,3}progress)|"
-                        r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
+                        r"(?:waits?|waiting|blocks?|blocked) forever|"
+                        # "every later run stalls", "generation stalled after NCCL init"; a profiler's
+                        # "memory stalls", "pipeline stall", "stall cycles" are per-instruction waits
+                        r"(?<!memory )(?<!pipeline )(?<!warp )(?<!cache )(?<!\bno )stall(?:s|ed|ing)?\b(?!\s{1,3}(?:cycles?|reasons?|%|percent|rate|ratio|counts?)\b))\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
                               r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"

@@ -350,10 +350,12 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     # "setting NCCL_P2P_DISABLE=1 did workaround but got really low speed"
                     r"did (?:the |a )?work-?around|(?:as|is|was) (?:a |the )?work-?around|work(?:s|ed)? around|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
-                    r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
+                    r"starts? and (?:trains?|runs?|completes?)|(?:it|the (?:job|engine|server|run|training))\s{1,3}(?:now\s{1,3}|then\s{1,3})?starts?(?:\s{1,3}(?:up|fine|normally))?(?=\s{0,2}[,.;]|\s{1,3}but\b)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
-_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
+_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}"
+                        # "it starts, but that is not a (real) fix": it works, the user wants the cause
+                        r"(?!(?:a|an)\s{1,3}(?:\w+\s{1,3})?(?:fix|solution)\b)(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 #: a setting an error message suggests, not one in force: "(run with NCCL_DEBUG=INFO for details)"
 _ADVICE_BEFORE = re.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
@@ -505,6 +507,8 @@ class _Reader:
         #: model -> the form factor the text gives it where that is not the model's usual one
         self.gpu_forms: dict[str, str] = {}
         self.versions: dict[str, tuple[int, str]] = {}
+        #: line index -> (its offset in its hard-wrapped paragraph, the paragraph joined)
+        self.wrapped: dict[int, tuple[int, str]] = {}
         self.providers: dict[str, tuple[int, str]] = {}
         self.bisect: tuple[int, str] | None = None
         self.slower_said = False
@@ -582,7 +586,7 @@ class _Reader:
         fixing = _WORKS.search(text) is not None or _NOT_WORKS.search(text) is not None
         for m in _SETTING.finditer(text):
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
-            if fixing and sep == "=":
+            if (fixing or self._fixing_where_wrapped(index, text, m.start())) and sep == "=":
                 continue  # a setting tried as a workaround is not the job's configuration (see workaround)
             if _ADVICE_BEFORE.search(text[max(0, m.start() - 24):m.start()]) and _ADVICE_AFTER.match(text[m.end():]):
                 continue  # the error message's advice, not the job's configuration
@@ -867,6 +871,18 @@ class _Reader:
                  from_version="", to_version="", direction="slower", factor=None, percent=None,
                  text=_cut(sentence))
 
+    def _fixing_where_wrapped(self, index: int, text: str, pos: int) -> bool:
+        """Whether the sentence around ``pos`` of a hard-wrapped line says the setting made it work
+        (or not): "... it hangs there. With NCCL_P2P_DISABLE=1" / "it starts" is one sentence."""
+        if index not in self.wrapped:
+            return False
+        offset, joined = self.wrapped[index]
+        at = offset + pos - (len(text) - len(text.lstrip()))
+        for sentence, start in _sentences(joined):
+            if start <= at < start + len(sentence):
+                return _WORKS.search(sentence) is not None or _NOT_WORKS.search(sentence) is not None
+        return False
+
     def joined(self, index: int, text: str) -> None:
         """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
         self.shortfall(index, text)
@@ -1052,8 +1068,9 @@ class _Reader:
 _BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~)")
 
 
-def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
-    """(first line index, text) of each paragraph of two or more wrapped lines."""
+def _wrapped(lines: list[str], code: set[int], tables: set[int]):
+    """(first line index, text, {line index: its offset in text}) of each paragraph of two or more
+    wrapped lines."""
     start, buf = None, []
     for i, ln in enumerate(lines + [""]):
         plain = ln.strip() and i not in code and i not in tables and (not buf or not _BLOCK_START.match(ln))
@@ -1063,7 +1080,11 @@ def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
             buf.append(ln.strip())
             continue
         if start is not None and len(buf) > 1:
-            yield start, " ".join(buf)[: MAX_LINE * 2]
+            offsets, at = {}, 0
+            for k, part in enumerate(buf):
+                offsets[start + k] = at
+                at += len(part) + 1
+            yield start, " ".join(buf)[: MAX_LINE * 2], offsets
         start, buf = (i, [ln.strip()]) if ln.strip() and i not in code and i not in tables and len(ln) <= MAX_LINE else (None, [])
 
 
@@ -1149,6 +1170,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for header, rows in tables:
         reader.table(header, rows)
         table_lines.update(i for i, _ in rows)
+    paragraphs = list(_wrapped(lines, code, table_lines))
+    for _, joined, offsets in paragraphs:
+        reader.wrapped.update((i, (at, joined)) for i, at in offsets.items())
     for i, text in enumerate(lines):
         stripped = text.lstrip()
         if stripped.startswith("#") and i not in code:
@@ -1159,7 +1183,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             continue
         reader.line(i, text, i in code)
     # hard-wrapped paragraphs: what a user says across a line break is read once more, joined
-    for first, joined in _paragraphs(lines, code, table_lines):
+    for first, joined, _ in paragraphs:
         reader.joined(first, joined)
     reader.finish()
     if not ctx.facts:

@@ -651,6 +651,35 @@ def test_a_switch_that_makes_it_faster_or_go_away_is_a_workaround(text, name, va
 
 
 @pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce it starts, but that is not a fix.",
+    "With NCCL_P2P_DISABLE=1 the server then starts fine.",
+])
+def test_a_setting_that_lets_the_job_start_is_a_fixing_workaround(text):
+    found = {(w.name, w.effect) for w in of_type(read(text + "\n"), "reported.workaround")}
+    assert found == {("NCCL_P2P_DISABLE", "fixes")}, found
+
+
+@pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 it starts to hang later instead.",   # no 'starts' on its own
+    "NCCL_P2P_DISABLE=1 is not a fix and does not help either.",   # a stated failure still counts
+])
+def test_start_lookalikes_are_no_fixing_workaround(text):
+    assert not [w for w in of_type(read(text + "\n"), "reported.workaround") if w.effect == "fixes"]
+
+
+def test_a_workaround_wrapped_across_lines_is_not_the_configuration():
+    # the fixing words are on the next line of the same sentence
+    text = ("NCCL init completes and then it hangs there. With NCCL_P2P_DISABLE=1\n"
+            "and the custom all-reduce off the engine starts fine.\n")
+    ctx = read(text)
+    assert not of_type(ctx, "env.var")
+    assert {(w.name, w.effect) for w in of_type(ctx, "reported.workaround")} == {("NCCL_P2P_DISABLE", "fixes")}
+    # a setting whose own sentence ended on its line stays the configuration
+    ctx = read("We run with NCCL_P2P_DISABLE=1.\nThe engine hangs at start; nothing we tried helps.\n")
+    assert [(e.name, e.value) for e in of_type(ctx, "env.var")] == [("NCCL_P2P_DISABLE", "1")]
+
+
+@pytest.mark.parametrize("text", [
     "With NCCL_P2P_DISABLE=1 it is not faster.",        # no help
     "With P2P disabled it is not any faster.",
     "NCCL 2.18 is faster than 2.19.",                   # a version compared, no switch

@@ -136,6 +136,9 @@ _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
                   ("EFA", re.compile(r"\bEFA\b")),
                   ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
+#: the NICs' fabric said without a model or a rate: "over RoCE NICs", "our RoCE v2 network", "using RoCE"
+_ROCE_SAID = re.compile(r"\b(?:over|via|on|with|using|through)\s{1,3}(?:the\s{1,3}|our\s{1,3}|a\s{1,3})?RoCE(?:\s{0,2}v?2)?\b|"
+                        r"\bRoCE(?:\s{0,2}v?2)?\s{1,3}(?:NICs?|HCAs?|adapters?|network|fabric|cards?|links?|ports?)\b", re.I)
 _GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
 
 #: a mention after one of these, in the same sentence, is about another system or the past
@@ -267,6 +270,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                          r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|crash(?:es|ed|ing)?|segfault\w{0,2}|"
                          r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
                          r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8})|"
+                         # the failure arrives with the first traffic: "NCCL fails as soon as traffic starts to flow"
+                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:as\s{1,3}soon\s{1,3}as|right\s{1,3}(?:away|after)|immediately)|"
                          # "we get error below", "got the following error"; a process that aborts with a
                          # signal or a corrupted heap ("Signal: Aborted (6)", "free(): corrupted unsorted chunks")
                          r"(?:get|gets|got|getting|hit|hits)\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3}|same\s{1,3}|below\s{1,3})?|this\s{1,3})?errors?|"
@@ -767,6 +772,11 @@ class _Reader:
             self.add(ReportedInventory, index, ("inv", "nic", "fabric"), item="nic", model=interconnect,
                      count=int(fabric.group(1)), gbps=float(fabric.group(2)), interconnect=interconnect,
                      net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        said = None if named or fabric else _ROCE_SAID.search(sentence)
+        if said and not _NEGATION.search(sentence[:said.start()]) and not _aside(sentence[:said.start()]):
+            # the fabric named without a model, count or rate: "training over RoCE NICs"
+            self.add(ReportedInventory, index, ("inv", "nic", "said", "RoCE"), item="nic", model="", interconnect="RoCE",
+                     text=_cut(sentence))
         rails = _RAILS.search(sentence)
         if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
             self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,

@@ -572,6 +572,8 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
     ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
     ("jobs die at NCCL init", "error", ""),
+    ("and then NCCL fails as soon as traffic starts to flow between the machines", "error", "multi-node"),
+    ("DDP over RoCE dies right away on the first all_reduce", "error", ""),
     ("# HGX A100 can not reach peak bandwidth on 2nd Gen NVSwitch ?", "below-peak", ""),
     ("We only get 230 GB/s while the advertised NVLink bandwidth is 600 GB/s.", "below-peak", ""),
     ("busbw is far below the theoretical bandwidth of NVLink 4.", "below-peak", ""),
@@ -1059,3 +1061,16 @@ def test_a_comparison_of_two_nccl_releases_is_a_change(text, frm, to):
 
 def test_comparing_releases_without_a_slowdown_is_no_change():
     assert [c for c in facts_of("We are comparing NCCL 2.22 to 2.25 on our nodes.") if c.fact_type == "reported.change"] == []
+
+
+@pytest.mark.parametrize("text, said", [
+    ("Multi-machine PyTorch training with the NCCL backend over RoCE NICs.", True),
+    ("Our cluster runs on a RoCE v2 network.", True),
+    ("We train using RoCE between the racks.", True),
+    ("We do not use RoCE at all, only TCP.", False),          # negated
+    ("Is RoCE faster than TCP here?", False),                 # a question, no statement of the fabric
+])
+def test_the_fabric_said_without_a_model_is_a_nic_row(text, said):
+    rows = [f for f in facts_of(text + "\n")
+            if f.fact_type == "reported.inventory" and f.item == "nic" and f.interconnect == "RoCE"]
+    assert bool(rows) == said, rows

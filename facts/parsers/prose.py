@@ -217,6 +217,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                         r"(?<!memory )(?<!pipeline )(?<!warp )(?<!cache )(?<!\bno )stall(?:s|ed|ing)?\b(?!\s{1,3}(?:cycles?|reasons?|%|percent|rate|ratio|counts?)\b))\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
+                              # "the throughput is no better than running on one GPU"
+                              r"(?:no|not any|hardly|barely) (?:better|faster|higher) than (?:(?:running|serving|training) )?(?:(?:on|with) )?(?:just )?(?:one|a single|1|single) GPU|"
                               r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"
                               r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
     ("rdma-not-used", re.compile(r"\b(?:(?:not|n't|never|cannot|can't|fails? to|unable to)\s{1,3}(?:\w+\s{1,3}){0,2}(?:detect\w{0,2}|find\w{0,2}|see\w{0,2}|load\w{0,3}|enable\w{0,2})\s{1,3}(?:the\s{1,3})?"
@@ -288,7 +290,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3})|"
                                  # "only gives 12 GB/s", "only shows ~3 GB/s busbw": a verb and a number
-                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4})\b", re.I)),
+                                 # ("each GPU only shows about 50% utilization" is a load figure, no bandwidth)
+                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4}(?![\d.]|\s{0,2}(?:%|percent)))\b", re.I)),
     # the result held against a vendor's figure: "can not reach peak bandwidth", "far below the
     # theoretical bandwidth", "we only get 230 GB/s of the advertised 600 GB/s", "why can't we get
     # the 900 GB/s bidirectional". The shortfall word comes first in the sentence: "we reach the

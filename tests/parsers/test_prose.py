@@ -1074,3 +1074,21 @@ def test_the_fabric_said_without_a_model_is_a_nic_row(text, said):
     rows = [f for f in facts_of(text + "\n")
             if f.fact_type == "reported.inventory" and f.item == "nic" and f.interconnect == "RoCE"]
     assert bool(rows) == said, rows
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("each GPU only shows about 50% utilization", "low-bandwidth"),    # a load figure, no bandwidth
+    ("the link only gives 12 percent of its rate in this test", "low-bandwidth"),
+])
+def test_a_utilization_figure_is_no_low_bandwidth(text, kind):
+    assert kind not in [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+
+
+def test_no_better_than_one_gpu_is_no_speedup():
+    found = [f.kind for f in facts_of("the throughput is no better than running on one GPU.\n")
+             if f.fact_type == "reported.symptom"]
+    assert "no-speedup" in found, found
+    # still a bandwidth figure when a number of GB/s follows 'only shows'
+    found = [f.kind for f in facts_of("all_reduce_perf only shows 3 GB/s between the cards\n")
+             if f.fact_type == "reported.symptom"]
+    assert "low-bandwidth" in found, found

@@ -203,6 +203,11 @@ _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|fas
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
 
+#: a raw RDMA bandwidth test the user says is fine ("the raw IB test looks fine", "ib_write_bw gives line rate")
+_RAW_FINE = (r"\b(?:raw\s{1,3}(?:IB|RDMA|verbs|InfiniBand|RoCE)\s{1,3}(?:bandwidth\s{1,3})?tests?|ib_(?:send|write|read)_bw|perftest|"
+             r"RDMA\s{1,3}(?:bandwidth\s{1,3})?tests?)\b[^.;!?]{0,60}?\b(?:looks?|is|are|was|were|seems?|gives?|shows?|reach\w{0,2}|gets?)\s{1,3}"
+             r"(?:\w+\s{1,3})?(?:fine|good|ok|okay|normal|as\s{1,3}expected|full|line[\s-]rate)\b")
+
 #: what goes wrong, as users say it (each linear); checked per sentence, outside code
 _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
@@ -264,6 +269,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                     r"(?:between|across)\s{1,3}(?:the\s{1,3})?(?:(?:two|2|different|separate|several|multiple|\w{1,12})\s{1,3})?(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}"
                                     r"(?:one|(?:the|a)\s{1,3}same|same|a\s{1,3}single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
+    # NCCL slow across the fabric while the raw RDMA test on the same ports is fine: "the NCCL
+    # all_reduce_perf bandwidth is far below the link, while ib_send_bw looks fine"
+    ("nccl-below-raw-rdma", re.compile(r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b"
+                                       r"[^.!?]{0,200}?" + _RAW_FINE + r"|" + _RAW_FINE + r"[^.!?]{0,200}?"
+                                       r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b", re.I)),
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
     # the job stops with an error rather than running slowly: "crashes with the following error",

@@ -1092,3 +1092,17 @@ def test_no_better_than_one_gpu_is_no_speedup():
     found = [f.kind for f in facts_of("all_reduce_perf only shows 3 GB/s between the cards\n")
              if f.fact_type == "reported.symptom"]
     assert "low-bandwidth" in found, found
+
+
+@pytest.mark.parametrize("text, found", [
+    ("the NCCL all_reduce_perf bandwidth between them is far below what the link should give, "
+     "while the raw IB test between the same ports looks fine.", True),
+    ("ib_write_bw reaches line rate between the two hosts, but nccl-tests busbw is only a third of it "
+     "and much lower than we expected.", True),
+    ("NCCL bandwidth between the nodes is low.", False),                         # no raw test
+    ("ib_write_bw looks fine and so does NCCL.", False),                         # nothing slow
+    ("The raw IB test is slow too, and NCCL is slow as well.", False),           # the fabric itself
+])
+def test_nccl_slow_while_the_raw_rdma_test_is_fine(text, found):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert ("nccl-below-raw-rdma" in kinds) == found, kinds

@@ -268,12 +268,12 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                     # "across Kubernetes pods on a same node": the pods named in the plural, one machine
                                     r"(?:between|across)\s{1,3}(?:the\s{1,3})?(?:(?:two|2|different|separate|several|multiple|\w{1,12})\s{1,3})?(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}"
                                     r"(?:one|(?:the|a)\s{1,3}same|same|a\s{1,3}single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
-    # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     # NCCL slow across the fabric while the raw RDMA test on the same ports is fine: "the NCCL
     # all_reduce_perf bandwidth is far below the link, while ib_send_bw looks fine"
     ("nccl-below-raw-rdma", re.compile(r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b"
                                        r"[^.!?]{0,200}?" + _RAW_FINE + r"|" + _RAW_FINE + r"[^.!?]{0,200}?"
                                        r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b", re.I)),
+    # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
     # the job stops with an error rather than running slowly: "crashes with the following error",
@@ -368,7 +368,9 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     # "setting NCCL_P2P_DISABLE=1 did workaround but got really low speed"
                     r"did (?:the |a )?work-?around|(?:as|is|was) (?:a |the )?work-?around|work(?:s|ed)? around|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
-                    r"starts? and (?:trains?|runs?|completes?)|(?:it|the (?:job|engine|server|run|training))\s{1,3}(?:now\s{1,3}|then\s{1,3})?starts?(?:\s{1,3}(?:up|fine|normally))?(?=\s{0,2}[,.;]|\s{1,3}but\b)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
+                    r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
+                    # "with NCCL_P2P_DISABLE=1 it starts, but ...", "the server then starts fine"
+                    r"(?:it|the (?:job|engine|server|run|training))\s{1,3}(?:now\s{1,3}|then\s{1,3})?starts?(?:\s{1,3}(?:up|fine|normally))?(?=\s{0,2}[,.;]|\s{1,3}but\b)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
 _NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}"

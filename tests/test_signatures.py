@@ -24,6 +24,9 @@ HITS = [
     ("NCCL WARN Error: failed to extend /dev/shm/nccl-Ab12 to 9637892 bytes", "shm-exhausted"),
     ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
      "bus-error-shm"),
+    ("The traceback ends in an NCCL error raised from `ncclShmOpen`.", "nccl-shm-open-failed"),
+    ("The `ncclShmOpen` error indicates that torch wasn't able allocate shared memory for nccl.", "nccl-shm-open-failed"),
+    ("NCCL WARN Call to ncclShmOpen failed : No space left on device", "nccl-shm-open-failed"),
     ("AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000e address=0xf8c00000 flags=0x0020]",
      "iommu-io-page-fault"),
     ("DMAR: DRHD: handling fault status reg 3", "dmar-fault"),
@@ -115,6 +118,8 @@ LOOKALIKES = [
     "NVSHMEM: nvidia_peermem detected, IBRC transport initialized",        # module found
     "init.cu:1080: nvshmem initialization failed, exiting",                # generic init failure, no transport named
     "building the topology map for 16 PEs",                                # another map, no failure
+    "NCCLCHECK(ncclShmOpen(shmPath, resources->shmSize, &hostMem, &devHostMem, 1, &handle));",  # source, no failure
+    "TRACE ncclShmOpen opened /dev/shm/nccl-Ab12 of 9637888 bytes",      # the call succeeding
 ]
 
 

@@ -138,6 +138,9 @@ _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
                   ("EFA", re.compile(r"\bEFA\b")),
                   ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
+#: the NICs' fabric said without a model or a rate: "over RoCE NICs", "our RoCE v2 network", "using RoCE"
+_ROCE_SAID = re.compile(r"\b(?:over|via|on|with|using|through)\s{1,3}(?:the\s{1,3}|our\s{1,3}|a\s{1,3})?RoCE(?:\s{0,2}v?2)?\b|"
+                        r"\bRoCE(?:\s{0,2}v?2)?\s{1,3}(?:NICs?|HCAs?|adapters?|network|fabric|cards?|links?|ports?)\b", re.I)
 _GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
 
 #: a mention after one of these, in the same sentence, is about another system or the past
@@ -207,6 +210,11 @@ _FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|fas
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
 
+#: a raw RDMA bandwidth test the user says is fine ("the raw IB test looks fine", "ib_write_bw gives line rate")
+_RAW_FINE = (r"\b(?:raw\s{1,3}(?:IB|RDMA|verbs|InfiniBand|RoCE)\s{1,3}(?:bandwidth\s{1,3})?tests?|ib_(?:send|write|read)_bw|perftest|"
+             r"RDMA\s{1,3}(?:bandwidth\s{1,3})?tests?)\b[^.;!?]{0,60}?\b(?:looks?|is|are|was|were|seems?|gives?|shows?|reach\w{0,2}|gets?)\s{1,3}"
+             r"(?:\w+\s{1,3})?(?:fine|good|ok|okay|normal|as\s{1,3}expected|full|line[\s-]rate)\b")
+
 #: what goes wrong, as users say it (each linear); checked per sentence, outside code
 _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
@@ -215,9 +223,14 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                         # "when I try to train it just stops", "the run simply sits there": no error, no progress
                         r"(?:just|simply)\s{1,3}(?:stops|stopped|sits|sat)(?!\s{1,3}(?:with|at|after\s{1,3}\d|once)\b)|"
                         r"stop(?:s|ped)\s{1,3}(?:responding|progressing|making\s{1,3}progress)|"
-                        r"(?:waits?|waiting|blocks?|blocked) forever)\b", re.I)),
+                        r"(?:waits?|waiting|blocks?|blocked) forever|"
+                        # "every later run stalls", "generation stalled after NCCL init"; a profiler's
+                        # "memory stalls", "pipeline stall", "stall cycles" are per-instruction waits
+                        r"(?<!memory )(?<!pipeline )(?<!warp )(?<!cache )(?<!\bno )stall(?:s|ed|ing)?\b(?!\s{1,3}(?:cycles?|reasons?|%|percent|rate|ratio|counts?)\b))\b", re.I)),
     ("no-speedup", re.compile(r"\b(?:(?:not|n't|no) (?:run |get |go |any |getting |running )?(?:faster|speed-?ups?)|"
                               r"no speed-?up|doesn'?t scale|does not scale|not scal\w{0,3}|scal\w{0,3} (?:poorly|badly)|"
+                              # "the throughput is no better than running on one GPU"
+                              r"(?:no|not any|hardly|barely) (?:better|faster|higher) than (?:(?:running|serving|training) )?(?:(?:on|with) )?(?:just )?(?:one|a single|1|single) GPU|"
                               r"(?:\d{1,3}x|\d{1,3} times|dramatically|much|way|extremely) slower|"
                               r"(?:extreme|huge|massive|dramatic) (?:performance )?(?:drop|decrease|degradation))\b", re.I)),
     ("rdma-not-used", re.compile(r"\b(?:(?:not|n't|never|cannot|can't|fails? to|unable to)\s{1,3}(?:\w+\s{1,3}){0,2}(?:detect\w{0,2}|find\w{0,2}|see\w{0,2}|load\w{0,3}|enable\w{0,2})\s{1,3}(?:the\s{1,3})?"
@@ -262,6 +275,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                     # "across Kubernetes pods on a same node": the pods named in the plural, one machine
                                     r"(?:between|across)\s{1,3}(?:the\s{1,3})?(?:(?:two|2|different|separate|several|multiple|\w{1,12})\s{1,3})?(?:dockers?|containers?|pods?)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:on|in)\s{1,3}"
                                     r"(?:one|(?:the|a)\s{1,3}same|same|a\s{1,3}single)\s{1,3}(?:host|node|machine|server))\b", re.I)),
+    # NCCL slow across the fabric while the raw RDMA test on the same ports is fine: "the NCCL
+    # all_reduce_perf bandwidth is far below the link, while ib_send_bw looks fine"
+    ("nccl-below-raw-rdma", re.compile(r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b"
+                                       r"[^.!?]{0,200}?" + _RAW_FINE + r"|" + _RAW_FINE + r"[^.!?]{0,200}?"
+                                       r"\b(?:NCCL|all_?reduce\w{0,5}|nccl-tests|collectives?)\b[^.;!?]{0,80}?\b(?:below|lower|low|slow|poor|worse)\b", re.I)),
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
@@ -271,6 +289,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                          r"completion\s{1,2}with\s{1,2}error|connection\s{1,2}timed\s{1,2}out|crash(?:es|ed|ing)?|segfault\w{0,2}|"
                          r"(?:fails?|failed|aborts?|aborted|dies|died)\s{1,3}with\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3})?)?(?:\w+\s{1,3})?error|"
                          r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:at|during|on)\s{1,3}(?:NCCL\s{1,3})?(?:startup|start-up|init\w{0,8})|"
+                         # the failure arrives with the first traffic: "NCCL fails as soon as traffic starts to flow"
+                         r"(?:fails?|failed|abort\w{0,3}|die|dies|died|crash\w{0,3})\s{1,3}(?:as\s{1,3}soon\s{1,3}as|right\s{1,3}(?:away|after)|immediately)|"
                          # "we get error below", "got the following error"; a process that aborts with a
                          # signal or a corrupted heap ("Signal: Aborted (6)", "free(): corrupted unsorted chunks")
                          r"(?:get|gets|got|getting|hit|hits)\s{1,3}(?:an?\s{1,3}|the\s{1,3}(?:following\s{1,3}|same\s{1,3}|below\s{1,3})?|this\s{1,3})?errors?|"
@@ -292,7 +312,8 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"(?:low|lower|poor|bad) (?:bus |inter-?node |intra-?node )?(?:band ?width|busbw|performance|throughput)|"
                                  r"max(?:es|ed)? out at|only (?:gets?|reach\w{0,2}|achiev\w{0,3})|"
                                  # "only gives 12 GB/s", "only shows ~3 GB/s busbw": a verb and a number
-                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4})\b", re.I)),
+                                 # ("each GPU only shows about 50% utilization" is a load figure, no bandwidth)
+                                 r"only (?:gives?|giving|got|shows?|hits?|manag\w{0,3}(?: to (?:get|reach|do))?|does) (?:about |around |roughly |~)?\d{1,4}(?![\d.]|\s{0,2}(?:%|percent)))\b", re.I)),
     # the result held against a vendor's figure: "can not reach peak bandwidth", "far below the
     # theoretical bandwidth", "we only get 230 GB/s of the advertised 600 GB/s", "why can't we get
     # the 900 GB/s bidirectional". The shortfall word comes first in the sentence: "we reach the
@@ -360,9 +381,13 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     r"did (?:the |a )?work-?around|(?:as|is|was) (?:a |the )?work-?around|work(?:s|ed)? around|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
                     r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
+                    # "with NCCL_P2P_DISABLE=1 it starts, but ...", "the server then starts fine"
+                    r"(?:it|the (?:job|engine|server|run|training))\s{1,3}(?:now\s{1,3}|then\s{1,3})?starts?(?:\s{1,3}(?:up|fine|normally))?(?=\s{0,2}[,.;]|\s{1,3}but\b)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
-_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}"
+_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}"
+                        # "it starts, but that is not a (real) fix": it works, the user wants the cause
+                        r"(?!(?:a|an)\s{1,3}(?:\w+\s{1,3})?(?:fix|solution)\b)(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 #: a setting an error message suggests, not one in force: "(run with NCCL_DEBUG=INFO for details)"
 _ADVICE_BEFORE = re.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
@@ -514,6 +539,8 @@ class _Reader:
         #: model -> the form factor the text gives it where that is not the model's usual one
         self.gpu_forms: dict[str, str] = {}
         self.versions: dict[str, tuple[int, str]] = {}
+        #: line index -> (its offset in its hard-wrapped paragraph, the paragraph joined)
+        self.wrapped: dict[int, tuple[int, str]] = {}
         self.providers: dict[str, tuple[int, str]] = {}
         self.bisect: tuple[int, str] | None = None
         self.slower_said = False
@@ -592,7 +619,7 @@ class _Reader:
         fixing = _WORKS.search(text) is not None or _NOT_WORKS.search(text) is not None
         for m in _SETTING.finditer(text):
             name, sep, value = m.group(1).upper(), m.group(2).strip(), m.group(3)
-            if fixing and sep == "=":
+            if (fixing or self._fixing_where_wrapped(index, text, m.start())) and sep == "=":
                 continue  # a setting tried as a workaround is not the job's configuration (see workaround)
             if _ADVICE_BEFORE.search(text[max(0, m.start() - 24):m.start()]) and _ADVICE_AFTER.match(text[m.end():]):
                 continue  # the error message's advice, not the job's configuration
@@ -773,6 +800,11 @@ class _Reader:
             self.add(ReportedInventory, index, ("inv", "nic", "fabric"), item="nic", model=interconnect,
                      count=int(fabric.group(1)), gbps=float(fabric.group(2)), interconnect=interconnect,
                      net_plugin=self._plugin(interconnect), text=_cut(sentence))
+        said = None if named or fabric else _ROCE_SAID.search(sentence)
+        if said and not _NEGATION.search(sentence[:said.start()]) and not _aside(sentence[:said.start()]):
+            # the fabric named without a model, count or rate: "training over RoCE NICs"
+            self.add(ReportedInventory, index, ("inv", "nic", "said", "RoCE"), item="nic", model="", interconnect="RoCE",
+                     text=_cut(sentence))
         rails = _RAILS.search(sentence)
         if rails and not _NEGATION.search(sentence[:rails.start()]) and not _aside(sentence[:rails.start()]):
             self.add(ReportedInventory, index, ("inv", "nic", "rails"), item="nic", model="", rails=True,
@@ -891,6 +923,18 @@ class _Reader:
         self.add(ReportedChange, index, ("change", component, "", "", "slower"), component=component,
                  from_version="", to_version="", direction="slower", factor=None, percent=None,
                  text=_cut(sentence))
+
+    def _fixing_where_wrapped(self, index: int, text: str, pos: int) -> bool:
+        """Whether the sentence around ``pos`` of a hard-wrapped line says the setting made it work
+        (or not): "... it hangs there. With NCCL_P2P_DISABLE=1" / "it starts" is one sentence."""
+        if index not in self.wrapped:
+            return False
+        offset, joined = self.wrapped[index]
+        at = offset + pos - (len(text) - len(text.lstrip()))
+        for sentence, start in _sentences(joined):
+            if start <= at < start + len(sentence):
+                return _WORKS.search(sentence) is not None or _NOT_WORKS.search(sentence) is not None
+        return False
 
     def joined(self, index: int, text: str) -> None:
         """Statements that a line break cut in two: symptoms, workarounds, shortfalls, workloads."""
@@ -1080,8 +1124,9 @@ class _Reader:
 _BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~)")
 
 
-def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
-    """(first line index, text) of each paragraph of two or more wrapped lines."""
+def _wrapped(lines: list[str], code: set[int], tables: set[int]):
+    """(first line index, text, {line index: its offset in text}) of each paragraph of two or more
+    wrapped lines."""
     start, buf = None, []
     for i, ln in enumerate(lines + [""]):
         plain = ln.strip() and i not in code and i not in tables and (not buf or not _BLOCK_START.match(ln))
@@ -1091,7 +1136,11 @@ def _paragraphs(lines: list[str], code: set[int], tables: set[int]):
             buf.append(ln.strip())
             continue
         if start is not None and len(buf) > 1:
-            yield start, " ".join(buf)[: MAX_LINE * 2]
+            offsets, at = {}, 0
+            for k, part in enumerate(buf):
+                offsets[start + k] = at
+                at += len(part) + 1
+            yield start, " ".join(buf)[: MAX_LINE * 2], offsets
         start, buf = (i, [ln.strip()]) if ln.strip() and i not in code and i not in tables and len(ln) <= MAX_LINE else (None, [])
 
 
@@ -1204,6 +1253,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for header, rows in tables:
         reader.table(header, rows)
         table_lines.update(i for i, _ in rows)
+    paragraphs = list(_wrapped(lines, code, table_lines))
+    for _, joined, offsets in paragraphs:
+        reader.wrapped.update((i, (at, joined)) for i, at in offsets.items())
     for i, text in enumerate(lines):
         stripped = text.lstrip()
         if stripped.startswith("#") and i not in code:
@@ -1214,7 +1266,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             continue
         reader.line(i, text, i in code)
     # hard-wrapped paragraphs: what a user says across a line break is read once more, joined
-    for first, joined in _paragraphs(lines, code, table_lines):
+    for first, joined, _ in paragraphs:
         reader.joined(first, joined)
     reader.finish()
     if not ctx.facts:

@@ -613,9 +613,13 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("When I try to train it just stops.", "hang", ""),
     ("the training simply sits there after the first batch", "hang", ""),
     ("DDP with two cards stopped responding at the first all_reduce", "hang", ""),
+    ("Can only run tensor parallel=2 once and subsequent stalls on two GPUs", "hang", ""),
+    ("training stalled right after NCCL init on the second box", "hang", ""),
     ("it crashes with the following error when running on 7 or more HGX nodes", "at-scale", "multi-node"),
     ("Up to 8 nodes it is fine, but jobs with more than 8 nodes die at NCCL init", "at-scale", "multi-node"),
     ("jobs die at NCCL init", "error", ""),
+    ("and then NCCL fails as soon as traffic starts to flow between the machines", "error", "multi-node"),
+    ("DDP over RoCE dies right away on the first all_reduce", "error", ""),
     ("# HGX A100 can not reach peak bandwidth on 2nd Gen NVSwitch ?", "below-peak", ""),
     ("We only get 230 GB/s while the advertised NVLink bandwidth is 600 GB/s.", "below-peak", ""),
     ("busbw is far below the theoretical bandwidth of NVLink 4.", "below-peak", ""),
@@ -643,6 +647,11 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("I solved the problem with enabling GDR by loading the module.", "gdr-not-used"),
     ("busbw stuck at one port's speed", "hang"),
     ("busbw stuck near 187 GB/s", "hang"),
+    ("nsys shows memory stalls dominate the kernel", "hang"),
+    ("the profiler reports 40% stall cycles in the GEMM", "hang"),
+    ("the pipeline stall from the bubble costs 10%", "hang"),
+    ("no stalls at all after the driver upgrade", "hang"),
+    ("I installed NCCL 2.21 from the wheel", "hang"),
     ("It works fine over InfiniBand.", "rdma-not-used"),
     ("The error rate on the links is zero and bandwidth is low.", "error"),
     ("We have 8 nodes with 8 GPUs each.", "at-scale"),
@@ -687,6 +696,35 @@ def test_lookalike_symptoms_are_not_read(text):
 def test_a_switch_that_makes_it_faster_or_go_away_is_a_workaround(text, name, value):
     found = {(w.name, w.value, w.effect) for w in of_type(read(text + "\n"), "reported.workaround")}
     assert (name, value, "fixes") in found, found
+
+
+@pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 and --disable-custom-all-reduce it starts, but that is not a fix.",
+    "With NCCL_P2P_DISABLE=1 the server then starts fine.",
+])
+def test_a_setting_that_lets_the_job_start_is_a_fixing_workaround(text):
+    found = {(w.name, w.effect) for w in of_type(read(text + "\n"), "reported.workaround")}
+    assert found == {("NCCL_P2P_DISABLE", "fixes")}, found
+
+
+@pytest.mark.parametrize("text", [
+    "With NCCL_P2P_DISABLE=1 it starts to hang later instead.",   # no 'starts' on its own
+    "NCCL_P2P_DISABLE=1 is not a fix and does not help either.",   # a stated failure still counts
+])
+def test_start_lookalikes_are_no_fixing_workaround(text):
+    assert not [w for w in of_type(read(text + "\n"), "reported.workaround") if w.effect == "fixes"]
+
+
+def test_a_workaround_wrapped_across_lines_is_not_the_configuration():
+    # the fixing words are on the next line of the same sentence
+    text = ("NCCL init completes and then it hangs there. With NCCL_P2P_DISABLE=1\n"
+            "and the custom all-reduce off the engine starts fine.\n")
+    ctx = read(text)
+    assert not of_type(ctx, "env.var")
+    assert {(w.name, w.effect) for w in of_type(ctx, "reported.workaround")} == {("NCCL_P2P_DISABLE", "fixes")}
+    # a setting whose own sentence ended on its line stays the configuration
+    ctx = read("We run with NCCL_P2P_DISABLE=1.\nThe engine hangs at start; nothing we tried helps.\n")
+    assert [(e.name, e.value) for e in of_type(ctx, "env.var")] == [("NCCL_P2P_DISABLE", "1")]
 
 
 @pytest.mark.parametrize("text", [
@@ -1069,3 +1107,48 @@ def test_a_comparison_of_two_nccl_releases_is_a_change(text, frm, to):
 
 def test_comparing_releases_without_a_slowdown_is_no_change():
     assert [c for c in facts_of("We are comparing NCCL 2.22 to 2.25 on our nodes.") if c.fact_type == "reported.change"] == []
+
+
+@pytest.mark.parametrize("text, said", [
+    ("Multi-machine PyTorch training with the NCCL backend over RoCE NICs.", True),
+    ("Our cluster runs on a RoCE v2 network.", True),
+    ("We train using RoCE between the racks.", True),
+    ("We do not use RoCE at all, only TCP.", False),          # negated
+    ("Is RoCE faster than TCP here?", False),                 # a question, no statement of the fabric
+])
+def test_the_fabric_said_without_a_model_is_a_nic_row(text, said):
+    rows = [f for f in facts_of(text + "\n")
+            if f.fact_type == "reported.inventory" and f.item == "nic" and f.interconnect == "RoCE"]
+    assert bool(rows) == said, rows
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("each GPU only shows about 50% utilization", "low-bandwidth"),    # a load figure, no bandwidth
+    ("the link only gives 12 percent of its rate in this test", "low-bandwidth"),
+])
+def test_a_utilization_figure_is_no_low_bandwidth(text, kind):
+    assert kind not in [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+
+
+def test_no_better_than_one_gpu_is_no_speedup():
+    found = [f.kind for f in facts_of("the throughput is no better than running on one GPU.\n")
+             if f.fact_type == "reported.symptom"]
+    assert "no-speedup" in found, found
+    # still a bandwidth figure when a number of GB/s follows 'only shows'
+    found = [f.kind for f in facts_of("all_reduce_perf only shows 3 GB/s between the cards\n")
+             if f.fact_type == "reported.symptom"]
+    assert "low-bandwidth" in found, found
+
+
+@pytest.mark.parametrize("text, found", [
+    ("the NCCL all_reduce_perf bandwidth between them is far below what the link should give, "
+     "while the raw IB test between the same ports looks fine.", True),
+    ("ib_write_bw reaches line rate between the two hosts, but nccl-tests busbw is only a third of it "
+     "and much lower than we expected.", True),
+    ("NCCL bandwidth between the nodes is low.", False),                         # no raw test
+    ("ib_write_bw looks fine and so does NCCL.", False),                         # nothing slow
+    ("The raw IB test is slow too, and NCCL is slow as well.", False),           # the fabric itself
+])
+def test_nccl_slow_while_the_raw_rdma_test_is_fine(text, found):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert ("nccl-below-raw-rdma" in kinds) == found, kinds

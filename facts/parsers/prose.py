@@ -1121,7 +1121,10 @@ class _Reader:
                      driver_version=driver, cuda_version=cuda)
 
 
-_BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~)")
+# a shell statement (`export NCCL_IB_DISABLE=1`, `NAME=value`, `unset NAME`) in a pasted script is
+# not the tail of the comment above it: "# needed because the cluster does not have IB" and the
+# export below it are two things, not one sentence about a workaround
+_BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~|(?:export|unset)\s|[A-Z][A-Z0-9_]{2,}=)")
 
 
 def _wrapped(lines: list[str], code: set[int], tables: set[int]):

@@ -727,6 +727,19 @@ def test_a_workaround_wrapped_across_lines_is_not_the_configuration():
     assert [(e.name, e.value) for e in of_type(ctx, "env.var")] == [("NCCL_P2P_DISABLE", "1")]
 
 
+def test_an_export_under_a_script_comment_is_the_configuration_not_a_workaround():
+    # a pasted job script: the comment's "does not have" is no verdict on the export below it
+    text = ("# This is needed to avoid NCCL to use infiniband, which the cluster does not have\n"
+            "export NCCL_IB_DISABLE=1\n"
+            "# This is to tell NCCL to use the bond interface\n"
+            "export NCCL_SOCKET_IFNAME=bond0\n")
+    ctx = read(text)
+    assert {(e.name, e.value) for e in of_type(ctx, "env.var")} == {("NCCL_IB_DISABLE", "1"), ("NCCL_SOCKET_IFNAME", "bond0")}
+    # the same words as a wrapped sentence of the ticket are still the workaround that worked
+    ctx = read("The cluster has no InfiniBand and it hangs, but with NCCL_IB_DISABLE=1\nit works.\n")
+    assert not of_type(ctx, "env.var")
+
+
 @pytest.mark.parametrize("text", [
     "With NCCL_P2P_DISABLE=1 it is not faster.",        # no help
     "With P2P disabled it is not any faster.",

@@ -167,9 +167,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     if len(pieces) == 1 and (m := _PRINTENV.match(pieces[0]) or _GREP.match(pieces[0])):
         if any(ln.strip() for ln in lines):
             raise NotApplicable("printenv / env | grep printed values: the env format reads them")
-        if m.re is _GREP and "v" in m.group(1):
+        if m.re is _GREP.compiled and "v" in m.group(1):
             raise NotApplicable("grep -v: an empty output says nothing about one name")
-        names = m.group(1).split() if m.re is _PRINTENV else [m.group(3)]
+        names = m.group(1).split() if m.re is _PRINTENV.compiled else [m.group(3)]
         ctx.add(EnvDump, var_count=0, names=[], complete=False, filter=command,
                 container_markers=[], not_set=sorted(set(names)))
         return

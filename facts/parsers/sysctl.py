@@ -74,7 +74,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for i, line in enumerate(doc.lines):
         m = _LINE.match(line)
         p = None if m else (_PROC_LINE.match(line) or _PROC_HEAD.match(line))
-        if p is not None and p.re is _PROC_HEAD:
+        if p is not None and p.re is _PROC_HEAD.compiled:
             key_from_cmd = p.group(1).replace("/", ".")
             continue
         if m:

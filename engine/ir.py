@@ -70,9 +70,9 @@ _TOKEN = re.compile(r"\s*(?:(\()|(\))|(1 of|all of)\s+([A-Za-z_][\w]*\*?)|([A-Za
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
     tokens: list[tuple[str, str, int]] = []
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    # only whitespace from ``end`` on (found once: a slice per token was quadratic in the text)
+    end = len(text.rstrip())
+    while pos < end:
         m = _TOKEN.match(text, pos)
         if not m:
             raise ConditionError(f"unexpected text {text[pos:].strip()[:20]!r}", pos + 1)

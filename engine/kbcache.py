@@ -33,6 +33,11 @@ ENV_DIR = "CLUSTERDX_CACHE_DIR"
 ENV_OFF = "CLUSTERDX_NO_CACHE"
 #: compiled knowledge bases kept side by side (a checkout, the shipped KB, a site's folders)
 KEEP = 8
+#: cached tables kept side by side: one run reads seven (references, signatures, gazetteers,
+#: releases), so eight evicted a run's own tables as soon as a second checkout or an edited table
+#: wrote one, and every run then parsed the YAML again (the reference table alone ~30 ms); they
+#: are a few KiB each
+TABLE_KEEP = 64
 
 #: modules whose code decides what a load produces (relative to the package root); a change to
 #: one in a checkout changes the key without a version bump
@@ -167,14 +172,14 @@ def write(key: str, payload: dict[str, Any], prefix: str = "kb") -> None:
         except OSError:
             pass
         return
-    _prune(folder, keep=path, prefix=prefix)
+    _prune(folder, keep=path, prefix=prefix, count=TABLE_KEEP if prefix == TABLE_PREFIX else KEEP)
 
 
-def _prune(folder: Path, keep: Path, prefix: str) -> None:
+def _prune(folder: Path, keep: Path, prefix: str, count: int = KEEP) -> None:
     try:
         entries = [p for p in folder.glob(f"{prefix}-*.json") if p != keep]
         entries.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[KEEP - 1:]:
+        for old in entries[count - 1:]:
             old.unlink()
     except OSError:
         pass

@@ -11,7 +11,8 @@ For each cause a probe bears on, its outcome is one of two: the unlocked rules t
 cause fire (with the cause's current confidence as the chance, raised to at least a coin flip
 when the facts in hand already match the rule's other patterns — an arm64 Grace node for a Grace
 rule), or the ones that refute it fire. Each outcome is scored with the same
-:func:`clusterdx.engine.rank.score` the ranking uses, and the expected drop in the cause's binary
+arithmetic :func:`clusterdx.engine.rank.score` ranks with (:func:`~clusterdx.engine.rank.confidence_of`:
+that one cause, not a re-ranking of every cause), and the expected drop in the cause's binary
 entropy is its information gain. Rules whose collected patterns cannot match (an x86 node for a
 Grace rule) are left out. A probe's gain is its largest weighted gain on one cause plus a quarter
 of the others (a broad dump should not win on breadth alone), weighted 3 for the two
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 from clusterdx.engine.evaluate import RuleResult
 from clusterdx.engine.kb import KnowledgeBase
-from clusterdx.engine.rank import EvidenceRef, Scored, score
+from clusterdx.engine.rank import EvidenceRef, Scored, confidence_of, score
 
 TOP_K = 8
 
@@ -138,16 +139,16 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
     next_key = max((r.key for r in refs), default=-1) + 1
     out: list[Suggestion] = []
-    # what-if rankings by the evidence added: every cause upstream of one node sees the same added
-    # evidence, and so does each probe that unlocks the same rules, so one ranking answers them all
-    # (a 19-fact case asked for 391 rankings, of which a few dozen differ)
-    rankings: dict[tuple[EvidenceRef, ...], dict[str, float]] = {}
+    # what-if confidences by the evidence added: a what-if asks about one cause only, so only that
+    # cause is scored (confidence_of: the ranking's own arithmetic, not a re-ranking of all ~60);
+    # each probe that unlocks the same rules asks the same question, answered once
+    whatifs: dict[tuple[tuple[EvidenceRef, ...], str], float] = {}
 
-    def whatif(extra: list[EvidenceRef]) -> dict[str, float]:
-        key = tuple(extra)
-        found = rankings.get(key)
+    def whatif(extra: list[EvidenceRef], cause: str) -> float:
+        key = (tuple(extra), cause)
+        found = whatifs.get(key)
         if found is None:
-            found = rankings[key] = {s.cause: s.confidence for s in score(kb.graph, refs + extra, gap_pct, priors)}
+            found = whatifs[key] = confidence_of(kb.graph, refs + extra, cause, priors)
         return found
 
     from clusterdx.facts.formats import all_formats
@@ -184,9 +185,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
                 p = 0.5 + 0.5 * p
             post_s = post_r = conf.get(cause, 0.0)
             if by_effect["supports"]:
-                post_s = whatif(by_effect["supports"]).get(cause, 0.0)
+                post_s = whatif(by_effect["supports"], cause)
             if by_effect["refutes"]:
-                post_r = whatif(by_effect["refutes"]).get(cause, 0.0)
+                post_r = whatif(by_effect["refutes"], cause)
             eig = max(_h(p) - (p * _h(post_s) + (1 - p) * _h(post_r)), 0.0)
             if cause in top_two:
                 weight = 3.0

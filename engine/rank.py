@@ -127,39 +127,13 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
     fit = fit or {}
     nodes = graph.nodes
     causes = graph.root_causes()
-    direct: dict[str, float] = {}
-    for cause in causes:
-        lo = logit(_prior(nodes[cause], priors))
-        for ev in evidence:
-            if ev.node == cause:
-                lo += strength_llr(ev.strength) * (1 if ev.effect == "supports" else -1)
-        direct[cause] = sigmoid(lo) * fit.get(cause, 1.0)
-
+    direct = {cause: _direct(graph, cause, evidence, priors, fit) for cause in causes}
     seen = {ev.node for ev in evidence if ev.effect == "supports"}
     results: list[Scored] = []
     for cause in causes:
         prior = _prior(nodes[cause], priors)
-        lo = logit(prior)
         terms: list[Term] = []
-        reach = graph.attenuation.get(cause, {})
-        for ev in evidence:
-            att = reach.get(ev.node, 0.0)
-            if att <= 0.0:
-                continue
-            llr = strength_llr(ev.strength)
-            if ev.node == cause:
-                delta, share = (llr if ev.effect == "supports" else -llr), 1.0
-            elif ev.effect == "supports":
-                upstream = graph.causes_of(ev.node)
-                total = sum(direct[r] * a for r, a in upstream.items())
-                share = (direct[cause] * att / total) if total > 0 else 0.0
-                delta = llr * att * share
-            else:
-                share = 0.0 if ev.node in seen else ABSENT_SYMPTOM_FACTOR
-                delta = -llr * att * share
-            lo += delta
-            terms.append(Term(ev.key, ev.rule_id, ev.node, ev.effect, ev.strength, round(att, 4),
-                              round(share, 4), round(delta, 4)))
+        lo = _cause_logit(graph, cause, evidence, direct, seen, prior, terms)
         conf = sigmoid(lo)
         cost = nodes[cause].cost_pct or [0.0, 0.0]
         mid = (cost[0] + cost[1]) / 2
@@ -168,9 +142,75 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
             expected = min(expected, gap_pct)
         results.append(Scored(cause, prior, conf, lo, terms, expected, mid,
                               no_fault=nodes[cause].no_fault,
-                              reaches=frozenset(n for n in reach if n != cause)))
+                              reaches=frozenset(n for n in graph.attenuation.get(cause, {}) if n != cause)))
     results.sort(key=order_key)
     return results
+
+
+def confidence_of(graph: CausalGraph, evidence: list[EvidenceRef], cause: str,
+                  priors: dict[str, str] | None = None, fit: dict[str, float] | None = None) -> float:
+    """One cause's confidence as :func:`score` gives it (the same arithmetic in the same order,
+    so the same float), 0.0 for a node that is not a root cause. It works out only the direct
+    confidences the cause's shares need: what a next-probe what-if asks, for one cause at a time."""
+    nodes = graph.nodes
+    node = nodes.get(cause)
+    if node is None or node.kind != "root_cause":
+        return 0.0
+    fit = fit or {}
+    direct = _LazyDirect(graph, evidence, priors, fit)
+    seen = {ev.node for ev in evidence if ev.effect == "supports"}
+    return sigmoid(_cause_logit(graph, cause, evidence, direct, seen, _prior(node, priors), None))
+
+
+def _direct(graph: CausalGraph, cause: str, evidence: list[EvidenceRef], priors: dict[str, str] | None,
+            fit: dict[str, float]) -> float:
+    """Step 4's ``p_direct``: the cause's confidence from its own direct evidence, scaled by fit."""
+    lo = logit(_prior(graph.nodes[cause], priors))
+    for ev in evidence:
+        if ev.node == cause:
+            lo += strength_llr(ev.strength) * (1 if ev.effect == "supports" else -1)
+    return sigmoid(lo) * fit.get(cause, 1.0)
+
+
+class _LazyDirect(dict):
+    """``p_direct`` of a root cause, worked out when a share first asks for it."""
+
+    def __init__(self, graph: CausalGraph, evidence: list[EvidenceRef], priors: dict[str, str] | None,
+                 fit: dict[str, float]) -> None:
+        super().__init__()
+        self._args = (graph, evidence, priors, fit)
+
+    def __missing__(self, cause: str) -> float:
+        graph, evidence, priors, fit = self._args
+        value = self[cause] = _direct(graph, cause, evidence, priors, fit)
+        return value
+
+
+def _cause_logit(graph: CausalGraph, cause: str, evidence: list[EvidenceRef], direct: dict[str, float],
+                 seen: set[str], prior: float, terms: list[Term] | None) -> float:
+    """Steps 1-5 for one cause: its log-odds, each term appended to ``terms`` when given."""
+    lo = logit(prior)
+    reach = graph.attenuation.get(cause, {})
+    for ev in evidence:
+        att = reach.get(ev.node, 0.0)
+        if att <= 0.0:
+            continue
+        llr = strength_llr(ev.strength)
+        if ev.node == cause:
+            delta, share = (llr if ev.effect == "supports" else -llr), 1.0
+        elif ev.effect == "supports":
+            upstream = graph.causes_of(ev.node)
+            total = sum(direct[r] * a for r, a in upstream.items())
+            share = (direct[cause] * att / total) if total > 0 else 0.0
+            delta = llr * att * share
+        else:
+            share = 0.0 if ev.node in seen else ABSENT_SYMPTOM_FACTOR
+            delta = -llr * att * share
+        lo += delta
+        if terms is not None:
+            terms.append(Term(ev.key, ev.rule_id, ev.node, ev.effect, ev.strength, round(att, 4),
+                              round(share, 4), round(delta, 4)))
+    return lo
 
 
 def band(confidence: float) -> int:

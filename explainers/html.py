@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import html
 import textwrap
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx costs ~70 ms to import: loaded when a graph is laid out, not with the module
+    import networkx as nx
 
 from clusterdx.explainers.common import (LEADING, causal_graph, first_fix, not_evaluated_groups, passed_by_layer, safe,
                                          shorten_paths,
@@ -56,6 +57,8 @@ def e(s: Any) -> str:
 
 
 def _layers(g: nx.DiGraph) -> dict[str, int]:
+    import networkx as nx
+
     depth: dict[str, int] = {}
     for n in nx.topological_sort(g) if nx.is_directed_acyclic_graph(g) else sorted(g):
         depth[n] = max((depth.get(p, 0) + 1 for p in g.predecessors(n) if p in depth), default=0)

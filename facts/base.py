@@ -12,11 +12,12 @@ enforced here, is what keeps a threshold comparison honest.
 from __future__ import annotations
 
 import math
-import re
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from clusterdx.facts import lazyre
 
 
 class Scope(str, Enum):
@@ -29,8 +30,8 @@ class Scope(str, Enum):
     unknown = "unknown"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = lazyre.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ALL = lazyre.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def printable(text: str, keep_newlines: bool = True) -> str:

@@ -41,6 +41,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
+
+
 #: commands that pass their input through unchanged (as far as which lines show)
 _PASS = {"cat", "less", "more", "tee", "most", "pv", "col", "expand", "unexpand", "strings"}
 #: commands that reorder or deduplicate lines but drop no kind of line
@@ -56,7 +59,7 @@ _LIST_OPS = {";", "&&", "||", "&"}
 _LEADING_KEYWORDS = {"do", "then", "else", "!", "{"}
 _CONTROL = {"for", "while", "until", "if", "elif", "case", "done", "fi", "esac", "}", "in"}
 #: a quantifier right after a group or a class (``(a+)+``, ``[ab]*{2}``): not evaluated
-_RISKY = re.compile(r"\)[*+?{]|\][*+?{][*+?{]")
+_RISKY = lazyre.compile(r"\)[*+?{]|\][*+?{][*+?{]")
 _MAX_PATTERN = 400
 _MAX_LINE = 2048
 _POSIX_CLASSES = {

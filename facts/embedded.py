@@ -20,12 +20,13 @@ Sample (a ticket's words with two quoted lines)::
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Iterable, Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact, NotApplicable
 from clusterdx.facts.coverage import Coverage
 from clusterdx.facts.document import Document, ParseContext
+
 
 #: lines looked at per document (a longer document is a log, read by its own format)
 MAX_LINES = 20000
@@ -94,9 +95,9 @@ def _unquoted(line: str) -> str:
     return _TICKS.sub("", line) if "`" in line else line
 
 
-_TICKS = re.compile(r"^\s{0,8}`{1,3}|`{1,3}\s*$")
+_TICKS = lazyre.compile(r"^\s{0,8}`{1,3}|`{1,3}\s*$")
 #: Markdown blockquote markers at the start of a line (up to three spaces before each, as CommonMark)
-_QUOTE = re.compile(r"^(?:[ ]{0,3}>[ ]?){1,8}")
+_QUOTE = lazyre.compile(r"^(?:[ ]{0,3}>[ ]?){1,8}")
 
 
 def _passes(test, line: str) -> bool:

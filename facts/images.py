@@ -19,16 +19,17 @@ image or wheel"; an image or series the tables do not list gives None, never a g
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.kbtables import shipped_table
 
+
 #: an NGC framework image with a monthly tag: nvcr.io/nvidia/<framework>:<YY.MM>[-suffix]
-IMAGE = re.compile(r"(?<![\w./-])nvcr\.io/nvidia/([a-z][a-z0-9_-]{1,30}):(\d{2}\.\d{2})(?:-[A-Za-z0-9]{1,20}(?:\.[A-Za-z0-9]{1,10})*)?(?![\w-])")
+IMAGE = lazyre.compile(r"(?<![\w./-])nvcr\.io/nvidia/([a-z][a-z0-9_-]{1,30}):(\d{2}\.\d{2})(?:-[A-Za-z0-9]{1,20}(?:\.[A-Za-z0-9]{1,10})*)?(?![\w-])")
 
 
 class ImageRow(BaseModel):

@@ -53,6 +53,7 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.archive import (Budget, Limits, Quota, detect, human, open_archive,
                                      unsupported)
 from clusterdx.facts.base import Fact, NotApplicable, ParseError, Scope, printable
@@ -65,6 +66,7 @@ from clusterdx.facts.posts import LOG_LINE, MAX_SCAN, dedent, post_spans
 from clusterdx.facts.redact import redact_text
 from clusterdx.facts.sniff import MIN_CONFIDENCE, FormatsArg, format_list, rank_formats
 from clusterdx.facts.transcript import CONTAINER_ID_HOST, Segment, split_transcript
+
 
 __all__ = ["InputWarning", "InputRecord", "IngestResult", "Limits", "ingest", "ingest_documents",
            "scope_from_command"]
@@ -139,14 +141,14 @@ _SCOPE_WORDS = {
     "bare_metal": Scope.host,
     "hypervisor": Scope.hypervisor,
 }
-_WORD_SPLIT = re.compile(r"[-_.\s]+")
+_WORD_SPLIT = lazyre.compile(r"[-_.\s]+")
 
 _MANIFEST_SCOPES = {
     **{s.value: s for s in Scope}, **_SCOPE_WORDS,
     "vm_guest": Scope.vm_guest, "vm-guest": Scope.vm_guest,
 }
 
-_CONTAINER_COMMAND = re.compile(
+_CONTAINER_COMMAND = lazyre.compile(
     r"""\b(?:
         (?:docker|podman|nerdctl)\s+(?:container\s+)?(?:exec|run)\b
       | kubectl\s+(?:\S+\s+)*?exec\b

@@ -46,34 +46,37 @@ import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from clusterdx.facts import lazyre
+
+
 if TYPE_CHECKING:
     from clusterdx.facts.transcript import Segment
 
 _MAX_LINE = 4096
-_FILE_HEAD = re.compile(r"^==> (.{1,1024}?) <==$")
-_MPI_TAG = re.compile(r"^\[(\d{1,9}),(\d{1,9})\]<(?:stdout|stderr)>:\s?(.*)$")
-_PDSH = re.compile(r"^([A-Za-z0-9][\w.-]{0,252}): ?(.*)$")
-_SRUN = re.compile(r"^\s{0,8}(\d{1,7}): ?(.*)$")
-_PDSH_CMD = re.compile(r"(?:^|[\s;|&(])(?:pdsh|clush|pssh|parallel-ssh)\b")
-_SRUN_LABEL = re.compile(r"(?:^|[\s;|&(])srun\b[^|;&]{0,2000}?\s(?:-l\b|--label\b|-[A-Za-z]{0,8}l[A-Za-z]{0,8}\b)")
-_MPI_CMD = re.compile(r"--tag-output|-tag-output")
-_FOR = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+(.*?);\s*do\s+(.*?);?\s*done\b", re.S)
-_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?|\$\((?:[^()]{0,200})\)")
+_FILE_HEAD = lazyre.compile(r"^==> (.{1,1024}?) <==$")
+_MPI_TAG = lazyre.compile(r"^\[(\d{1,9}),(\d{1,9})\]<(?:stdout|stderr)>:\s?(.*)$")
+_PDSH = lazyre.compile(r"^([A-Za-z0-9][\w.-]{0,252}): ?(.*)$")
+_SRUN = lazyre.compile(r"^\s{0,8}(\d{1,7}): ?(.*)$")
+_PDSH_CMD = lazyre.compile(r"(?:^|[\s;|&(])(?:pdsh|clush|pssh|parallel-ssh)\b")
+_SRUN_LABEL = lazyre.compile(r"(?:^|[\s;|&(])srun\b[^|;&]{0,2000}?\s(?:-l\b|--label\b|-[A-Za-z]{0,8}l[A-Za-z]{0,8}\b)")
+_MPI_CMD = lazyre.compile(r"--tag-output|-tag-output")
+_FOR = lazyre.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+(.*?);\s*do\s+(.*?);?\s*done\b", re.S)
+_VAR = lazyre.compile(r"\$\{?([A-Za-z_]\w*)\}?|\$\((?:[^()]{0,200})\)")
 #: device names a label can carry (mlx5_0, ibp23s0, ib0, eth2, nvme0, GPU 3, 0000:5d:00.0)
-_DEVICE = re.compile(
+_DEVICE = lazyre.compile(
     r"\b(mlx[45]_\d{1,3}|ibp\w{1,20}|ib\d{1,3}|irdma\d{1,3}|rdmap\w{1,20}|efa_\d{1,3}|bnxt_re\d{1,3}"
     r"|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
-_JOB_LOG = re.compile(r"NCCL (?:INFO|WARN)|# nccl-tests|#\s+Rank\s+\d|_perf\b|\biteration\s+\d+/|"
+_JOB_LOG = lazyre.compile(r"NCCL (?:INFO|WARN)|# nccl-tests|#\s+Rank\s+\d|_perf\b|\biteration\s+\d+/|"
                       r"train_step_timing|global_step")
 #: Ray's worker prefix: ``(<actor or task name> pid=N[, ip=ADDR])``; its dedup tail
-_RAY_PREFIX = re.compile(r"^\((?:[\w.:<>-]{1,120} )?pid=(\d{1,9})(?:, ip=[\w.:-]{1,64})?\) ?(.*)$")
-_RAY_REPEATED = re.compile(r"\s+\[repeated \d{1,9}x across cluster\]\s*$")
+_RAY_PREFIX = lazyre.compile(r"^\((?:[\w.:<>-]{1,120} )?pid=(\d{1,9})(?:, ip=[\w.:-]{1,64})?\) ?(.*)$")
+_RAY_REPEATED = lazyre.compile(r"\s+\[repeated \d{1,9}x across cluster\]\s*$")
 #: torchrun's per-rank prefix (``--tee``/``--local-ranks-filter``; the role name, ``default``
 #: unless set, before the local rank in older releases)
-_TORCHRUN_PREFIX = re.compile(r"^\[(?:rank|default)(\d{1,7})\]: ?(.*)$")
-_RANK = re.compile(r"\brank\b", re.I)
-_PID = re.compile(r"\bpid\b", re.I)
-_NODE = re.compile(r"\b(?:host(?:name)?|node)\b|\$\(hostname", re.I)
+_TORCHRUN_PREFIX = lazyre.compile(r"^\[(?:rank|default)(\d{1,7})\]: ?(.*)$")
+_RANK = lazyre.compile(r"\brank\b", re.I)
+_PID = lazyre.compile(r"\bpid\b", re.I)
+_NODE = lazyre.compile(r"\b(?:host(?:name)?|node)\b|\$\(hostname", re.I)
 
 
 def split_labels(seg: "Segment") -> list["Segment"]:

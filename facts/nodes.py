@@ -42,15 +42,16 @@ Examples:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
+
 
 #: node names that mean "no machine named" (ingest's default, a Document's default)
 UNLABELLED = frozenset({"", "node", "unknown"})
-_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_IP = lazyre.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 
 
 def is_unlabelled(name: str | None) -> bool:

@@ -20,10 +20,11 @@ Sample (a plain post)::
 from __future__ import annotations
 
 import os.path
-import re
 from typing import Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.embedded import code_spans
+
 
 #: paragraphs of a plain post looked at for its opening words
 OPENING_PARAGRAPHS = 4
@@ -32,18 +33,18 @@ MAX_SCAN = 5000
 
 #: a log line, cited or not, is never the user's words: host:pid:tid prefixes, timestamps, levels
 #: (the leading blanks are possessive: a long line of blanks would otherwise cost time squared)
-LOG_LINE = re.compile(r"^\s*+(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
+LOG_LINE = lazyre.compile(r"^\s*+(?:\S+:\d+:\d+\s+\[|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d|"
                       r"\S*\s*(?:NCCL|NVSHMEM)\s+(?:INFO|WARN|TRACE)\b|(?:INFO|WARN(?:ING)?|ERROR|DEBUG)[:\s\]])")
 #: the share of plain lower-case words in the user's words: a technical sentence ("I have two
 #: machines, each with 8 H100-80G GPUs and 4 400Gbps CX7 RDMA cards") is about half plain words,
 #: a tool's line far fewer
 PLAIN_SHARE = 0.45
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+_SENTENCE_END = lazyre.compile(r"(?<=[.?!])\s+")
 #: a tool's ``key: value`` line (cpupower, nvidia-smi -q, ibstat): output, however wordy its key
-_KEY_VALUE = re.compile(r"^\s*[\w .()/+-]{1,48}:\s+\S")
+_KEY_VALUE = lazyre.compile(r"^\s*[\w .()/+-]{1,48}:\s+\S")
 _FENCE = ("```", "~~~")
 #: a Markdown heading: the title of a post ("# NCCL all-reduce slower on two nodes")
-_HEADING = re.compile(r"^#{1,6} +[A-Z\[`'\"](?!.*\d\d:\d\d).*[A-Za-z]")
+_HEADING = lazyre.compile(r"^#{1,6} +[A-Z\[`'\"](?!.*\d\d:\d\d).*[A-Za-z]")
 
 
 def sentences(text: str) -> int:
@@ -204,7 +205,7 @@ def unfenced_spans(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> li
     return out
 
 
-_LIST_OR_ROW = re.compile(r"^\s{0,3}(?:[-*+]\s|\d{1,2}[.)]\s|\|)")
+_LIST_OR_ROW = lazyre.compile(r"^\s{0,3}(?:[-*+]\s|\d{1,2}[.)]\s|\|)")
 
 
 def _is_markdown_list_or_table(lines: Sequence[str]) -> bool:

@@ -33,6 +33,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from clusterdx.facts import lazyre
+
+
 REDACTED = "<redacted>"
 
 _SECRET_PARTS = frozenset({
@@ -50,48 +53,48 @@ _SECRET_SUFFIX_PARTS = frozenset({"PWD", "PW"})
 _SECRET_ENDINGS = ("PASSWORD", "PASSWD", "SECRET", "APITOKEN", "APIKEY")
 # The value of these is where a secret lives, not the secret.
 _LOCATION_SUFFIXES = frozenset({"FILE", "PATH", "DIR", "FILENAME", "SOCK", "SOCKET", "LOCATION"})
-_PART_SPLIT = re.compile(r"[_\-.\s]+")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_PART_SPLIT = lazyre.compile(r"[_\-.\s]+")
+_CAMEL = lazyre.compile(r"([a-z0-9])([A-Z])")
 
 # scheme://userinfo@host: userinfo up to the last '@' before the host part
-_URL_CRED = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s]*)?@(?=[^\s/@]*(?:[/\s?#]|$))")
+_URL_CRED = lazyre.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s]*)?@(?=[^\s/@]*(?:[/\s?#]|$))")
 # NAME=value or NAME: value pairs in free text; value may be quoted
-_PAIR = re.compile(
+_PAIR = lazyre.compile(
     r"""(?P<pre>(?:^|(?<=[\s;,&|({'"]))(?:--?)?)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]*=[ \t]*|:[ \t]*)"""
     # a value may be a pair itself, spaced (EXTRA=password = x): taken whole, redacted within
     r"""(?P<val>"[^"]*"?|'[^']*'?|[A-Za-z_][A-Za-z0-9_.\-]*[ \t]+=[ \t]*[^\s;,&|)'"]+|[^\s;,&|)'"]+)"""
 )
 # --hf-token VALUE / --password VALUE (option then value as the next word)
-_OPT_SPACE = re.compile(r"(?P<opt>(?<!\S)--?[A-Za-z][A-Za-z0-9_\-]*)(?P<sp>[ \t]+)(?P<val>\"[^\"]*\"|'[^']*'|[^\s\-][^\s]*)")
-_BEARER = re.compile(r"\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+_OPT_SPACE = lazyre.compile(r"(?P<opt>(?<!\S)--?[A-Za-z][A-Za-z0-9_\-]*)(?P<sp>[ \t]+)(?P<val>\"[^\"]*\"|'[^']*'|[^\s\-][^\s]*)")
+_BEARER = lazyre.compile(r"\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 # Tokens recognisable by their own shape, wherever they appear.
 # JSON "name": "value" (docker config.json "auth", a credentials file's "password")
-_JSON_PAIR = re.compile(r'"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"(?P<sep>[ \t]*:[ \t]*)"(?P<val>[^"\\]*(?:\\.[^"\\]*)*)"')
+_JSON_PAIR = lazyre.compile(r'"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"(?P<sep>[ \t]*:[ \t]*)"(?P<val>[^"\\]*(?:\\.[^"\\]*)*)"')
 # curl -u user:password / --user user:password / --proxy-user
-_CURL_USER = re.compile(r"(?P<opt>(?<!\S)(?:-u|--user|--proxy-user|-U)[ \t]*)(?P<q>['\"]?)(?P<user>[^\s:'\"]*):(?P<pw>[^\s'\"]+)")
+_CURL_USER = lazyre.compile(r"(?P<opt>(?<!\S)(?:-u|--user|--proxy-user|-U)[ \t]*)(?P<q>['\"]?)(?P<user>[^\s:'\"]*):(?P<pw>[^\s'\"]+)")
 # netrc: "machine h login u password X", or a line "password X"
-_NETRC = re.compile(r"(?P<pre>(?:\blogin[ \t]+\S+[ \t]+|^[ \t]*))(?P<kw>password|passwd)(?P<sp>[ \t]+)"
+_NETRC = lazyre.compile(r"(?P<pre>(?:\blogin[ \t]+\S+[ \t]+|^[ \t]*))(?P<kw>password|passwd)(?P<sp>[ \t]+)"
                     r"(?P<val>[^\s=:]\S*)", re.MULTILINE)
 # the line-start form only as a whole line (a .netrc continuation), not prose ("password is wrong")
-_NETRC_ALONE = re.compile(r"^[ \t]*(?:password|passwd)[ \t]+\S+[ \t]*$", re.MULTILINE)
+_NETRC_ALONE = lazyre.compile(r"^[ \t]*(?:password|passwd)[ \t]+\S+[ \t]*$", re.MULTILINE)
 # CLIs that take a credential as a bare word: wandb login KEY, huggingface-cli login TOKEN
-_LOGIN_WORD = re.compile(r"\b(?P<cmd>(?:wandb|huggingface-cli|hf)[ \t]+login(?:[ \t]+--relogin)?[ \t]+)(?P<val>[^\s\-][^\s]*)")
+_LOGIN_WORD = lazyre.compile(r"\b(?P<cmd>(?:wandb|huggingface-cli|hf)[ \t]+login(?:[ \t]+--relogin)?[ \t]+)(?P<val>[^\s\-][^\s]*)")
 # CLIs whose -p is a password: mysql -pX, docker login -p X (handled per command, see _short_p)
-_P_COMMANDS = re.compile(r"\b(?P<glued>mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b|\b(?:docker|podman|nerdctl|buildah|skopeo|helm(?:[ \t]+registry)?|oras)[ \t]+login\b")
-_SHORT_P = re.compile(r"(?P<opt>(?<!\S)-p)(?P<sp>[ \t]*)(?P<val>[^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")")
-_CMD_SPLIT = re.compile(r"([|;&\n]+)")
+_P_COMMANDS = lazyre.compile(r"\b(?P<glued>mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b|\b(?:docker|podman|nerdctl|buildah|skopeo|helm(?:[ \t]+registry)?|oras)[ \t]+login\b")
+_SHORT_P = lazyre.compile(r"(?P<opt>(?<!\S)-p)(?P<sp>[ \t]*)(?P<val>[^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")")
+_CMD_SPLIT = lazyre.compile(r"([|;&\n]+)")
 # Slack / Discord / Teams webhooks carry their secret in the path
-_WEBHOOK = re.compile(r"\b(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks"
+_WEBHOOK = lazyre.compile(r"\b(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks"
                       r"|[A-Za-z0-9.-]+\.webhook\.office\.com/webhookb2))/[^\s'\"<>]+")
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
+_JWT = lazyre.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*")
 # a PEM private key: the whole block, or (when lines are redacted one at a time) its body lines
-_PEM_BLOCK = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY)-----[\s\S]*?(?:-----END (?P=kind)-----|\Z)")
+_PEM_BLOCK = lazyre.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40}PRIVATE KEY)-----[\s\S]*?(?:-----END (?P=kind)-----|\Z)")
 # ... or one such line quoted elsewhere (a parser's warning quotes the line it could not read):
 # a run of 40+ base64 characters with all four kinds (+ or /, digit, lower, upper), not a path
 # (a run starting with '/'); tried only where a run starts, so linear
-_PEM_LINE = re.compile(r"(?<![A-Za-z0-9+/=])(?!/)(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
+_PEM_LINE = lazyre.compile(r"(?<![A-Za-z0-9+/=])(?!/)(?=[A-Za-z0-9+/]*[+/])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
                        r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}")
-_KNOWN_TOKENS = re.compile(
+_KNOWN_TOKENS = lazyre.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
     r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|nvapi-[A-Za-z0-9_\-]{30,}|sk-[A-Za-z0-9_\-]{32,}"
     r"|xox[abpr]-[A-Za-z0-9\-]{10,})\b"
@@ -244,7 +247,7 @@ def _short_p(text: str) -> str:
     return "".join(pieces)
 
 
-_TOKEN_SPLIT = re.compile(r"[\s=:@'\"]+")
+_TOKEN_SPLIT = lazyre.compile(r"[\s=:@'\"]+")
 #: characters of a document searched for secrets to mask in its warnings (see secret_tokens)
 SECRET_SCAN_CHARS = 8 << 20
 
@@ -313,7 +316,7 @@ def redact_lines(lines: list[str]) -> list[str]:
 
 
 # text that may hold something redact_text would mask: a cheap test before the full pass
-_HINT = re.compile(r"[=:@]|-----BEGIN|eyJ|hf_|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abpr]-|sk-|nvapi-|login"
+_HINT = lazyre.compile(r"[=:@]|-----BEGIN|eyJ|hf_|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abpr]-|sk-|nvapi-|login"
                    r"|[Pp][Aa][Ss][Ss]|[A-Za-z0-9+/]{40}")
 
 

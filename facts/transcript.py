@@ -38,12 +38,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.labels import split_labels
+
 
 #: ``user@host`` with an optional ``:path`` (``:~``, ``:/data/x``) or `` path`` inside brackets
 _USER = r"[A-Za-z0-9_][\w.+-]{0,63}"
 _HOST = r"[A-Za-z0-9][\w.-]{0,252}"
-_PROMPT = re.compile(
+_PROMPT = lazyre.compile(
     r"""^[ \t]{0,4}
     (?:\([^()\s]{1,64}\)[ \t]*)?                      # (venv) / (base)
     (?:
@@ -55,13 +57,13 @@ _PROMPT = re.compile(
     """,
     re.VERBOSE,
 )
-_ANNOTATION = re.compile(r"^##(?: |$)")
+_ANNOTATION = lazyre.compile(r"^##(?: |$)")
 #: a command continued on the next line (``srun -N1 \``), which may be shown after ``> ``
-_CONT_PREFIX = re.compile(r"^\s*>\s?")
+_CONT_PREFIX = lazyre.compile(r"^\s*>\s?")
 _MAX_CONTINUATION = 50
 
 #: Docker and similar runtimes name a container's host after the first 12 hex digits of its id
-CONTAINER_ID_HOST = re.compile(r"^[0-9a-f]{12}$")
+CONTAINER_ID_HOST = lazyre.compile(r"^[0-9a-f]{12}$")
 
 
 @dataclass

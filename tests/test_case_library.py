@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from clusterdx.engine.cases import case_dirs, case_spec, run_case, summarize
-ALL = case_dirs()
+from clusterdx.engine.cases import case_spec, run_case, summarize
+from tests.caselist import library_cases, public_cases
+
 #: cases written next to the rules must each pass; public-thread cases are measured as a corpus
-CASES = [c for c in ALL if case_spec(c).get("corpus") != "public"]
-PUBLIC = [c for c in ALL if case_spec(c).get("corpus") == "public"]
+CASES = library_cases()
+PUBLIC = public_cases()
 RESULTS = {}
 
 

@@ -22,11 +22,12 @@ True
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.collect import view
 from clusterdx.facts.collect.probe import Probe
+
 
 CPU = "/sys/devices/system/cpu"
 
@@ -143,7 +144,7 @@ def snapshot_kb_probes(folder: Path | None = None) -> dict[str, dict]:
     return out
 
 
-_SHELL = re.compile(r"[|;&<>$`\\'\"*?(){}\[\]]")
+_SHELL = lazyre.compile(r"[|;&<>$`\\'\"*?(){}\[\]]")
 
 
 def derived_probes(bound: tuple[Probe, ...] = DEFAULT_PROBES, folder: Path | None = None) -> tuple[Probe, ...]:

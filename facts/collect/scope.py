@@ -24,10 +24,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from clusterdx.facts import lazyre
+
+
 CONTAINER_IDS = frozenset({"docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "openvz", "wsl",
                            "proot", "pouch", "rkt", "container-other"})
-_CGROUP_RUNTIME = re.compile(r"\b(docker|kubepods|containerd|libpod|crio|cri-containerd|lxc)\b")
-_DMI_LINE = re.compile(r"^/sys/class/dmi/id/(\w+):(.*)$", re.M)
+_CGROUP_RUNTIME = lazyre.compile(r"\b(docker|kubepods|containerd|libpod|crio|cri-containerd|lxc)\b")
+_DMI_LINE = lazyre.compile(r"^/sys/class/dmi/id/(\w+):(.*)$", re.M)
 _DMI_VM = (("qemu", "kvm"), ("vmware", "vmware"), ("innotek", "oracle"), ("xen", "xen"),
            ("google", "google"), ("parallels", "parallels"), ("openstack", "kvm"))
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 import re
 import shlex
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.collect.probe import Redaction
 from clusterdx.facts.redact import REDACTED, is_secret_name, redact_text, redact_value
 
-_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:%%)?)=(.*)$", re.S)
+
+_ENV_LINE = lazyre.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:%%)?)=(.*)$", re.S)
 
 
 def redact_bytes(data: bytes, how: Redaction) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived import BusbwEfficiency
@@ -57,7 +58,7 @@ def _busbw_per_nic(gbps: float) -> float:
 
 #: a number stated as a bound or a target, not as what was measured: "busbw exceeds 100Gbps",
 #: "should reach 370 GB/s", "up to 50 GB/s"
-_BOUND_WORDS = re.compile(r"\b(?:exceed\w{0,3}|above|beyond|more\s+than|higher\s+than|greater\s+than|up\s+to|"
+_BOUND_WORDS = lazyre.compile(r"\b(?:exceed\w{0,3}|above|beyond|more\s+than|higher\s+than|greater\s+than|up\s+to|"
                           r"expect\w{0,3}|should|theoretical\w{0,2}|peak|line[\s-]rate|target|nominal)\b", re.I)
 
 

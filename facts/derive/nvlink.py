@@ -15,18 +15,20 @@ import math
 import re
 from typing import Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived_nvlink import NvlinkCliqueSplit, NvlinkPlatform
+
 
 #: trays in one NVL72 rack (NVLink domain): 18 trays x 4 GPUs
 TRAYS_PER_DOMAIN = 18
 #: NVML GPU fabric state COMPLETED as NCCL prints it
 NCCL_STATE_COMPLETED = 3
 
-_NOT_SXM = re.compile(r"PCIe|\bNVL\b|\bNVL\d|GH200|\bMIG\b", re.IGNORECASE)
-_MNNVL = re.compile(r"\bGB[23]00\b", re.IGNORECASE)
-_NVLS = re.compile(r"\b(?:H100|H200|H800|H20|B200|B300|GB200|GB300)\b", re.IGNORECASE)
+_NOT_SXM = lazyre.compile(r"PCIe|\bNVL\b|\bNVL\d|GH200|\bMIG\b", re.IGNORECASE)
+_MNNVL = lazyre.compile(r"\bGB[23]00\b", re.IGNORECASE)
+_NVLS = lazyre.compile(r"\b(?:H100|H200|H800|H20|B200|B300|GB200|GB300)\b", re.IGNORECASE)
 
 
 def _models(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:

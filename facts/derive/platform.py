@@ -40,11 +40,13 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact, Scope
 from clusterdx.facts.model.platform import PlatformRole
 
+
 #: DMI product / vendor names of virtual machines (not cloud bare-metal instances)
-_VM_DMI = re.compile(r"\b(?:QEMU|KVM|VMware|VirtualBox|innotek|Bochs|HVM domU|Virtual Machine|OpenStack Nova|"
+_VM_DMI = lazyre.compile(r"\b(?:QEMU|KVM|VMware|VirtualBox|innotek|Bochs|HVM domU|Virtual Machine|OpenStack Nova|"
                      r"Google Compute Engine|Standard PC \((?:Q35|i440FX))", re.IGNORECASE)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived_runs import FrameworkReleaseIssue, NcclReleaseIssue
@@ -24,15 +25,16 @@ from clusterdx.facts.images import nccl_for_image
 from clusterdx.facts.releases import entries_for, framework_changes_for, table
 from clusterdx.facts.versions import version_key
 
+
 #: GPU names of Grace superchips (NVLink-C2C between CPU and GPU)
-_C2C = re.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
+_C2C = lazyre.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
 #: multi-node NVLink systems
-_MNNVL = re.compile(r"\b(GB200|GB300)\b", re.I)
+_MNNVL = lazyre.compile(r"\b(GB200|GB300)\b", re.I)
 #: Blackwell GPUs (tool names such as "NVIDIA B200" and "NVIDIA GB200" too)
-_BLACKWELL = re.compile(r"\b(B200|B300|GB200|GB300|Blackwell)\b", re.I)
+_BLACKWELL = lazyre.compile(r"\b(B200|B300|GB200|GB300|Blackwell)\b", re.I)
 #: GPUs without NVLink between them in common servers
-_PCIE = re.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
-_SXM = re.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
+_PCIE = lazyre.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
+_SXM = lazyre.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
 
 Decision = bool | None
 
@@ -184,7 +186,7 @@ def _versions(facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
 
 
 #: a two-part NCCL version: a release series, not one release
-_SERIES = re.compile(r"^\d{1,2}\.\d{1,3}$")
+_SERIES = lazyre.compile(r"^\d{1,2}\.\d{1,3}$")
 
 
 def _entries_for(version: str) -> list:

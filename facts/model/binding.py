@@ -6,8 +6,6 @@ Values are kept as written (``0``, ``0-13``, ``$CPUS``); the expanded lists are 
 the value is a literal CPU or node list.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -14,8 +14,6 @@ Environment a spec sets inside the container is given as ``env.var`` / ``env.dum
 (scope ``container``; see :mod:`clusterdx.facts.model.env`).
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -5,8 +5,6 @@ Frequencies are in MHz unless the field name says GHz; times in microseconds (``
 can tell "not collected" from "zero".
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

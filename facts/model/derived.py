@@ -1,7 +1,5 @@
 """Derived facts: arithmetic and cross-input comparisons computed once, so rules never redo them."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -2,8 +2,6 @@
 per-node link health summary, the RoCE QoS configuration NCCL runs with, and thread load of rank
 processes. Computed by :mod:`clusterdx.facts.derive.links`."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,8 +1,6 @@
 """Derived NVLink facts: what the node's GPUs support (NVLS, multi-node NVLink) and how many NVLink
 domains (cliques) the inputs of one job span. Computed by :mod:`clusterdx.facts.derive.nvlink`."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

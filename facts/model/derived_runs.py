@@ -6,8 +6,6 @@ on pairs that include node X" or "slower only after the upgrade" instead of the 
 evidence cancelling out.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

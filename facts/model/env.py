@@ -5,8 +5,6 @@ does not show it": ``complete`` is False whenever the dump was filtered (``env |
 and then a missing name proves nothing.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -5,8 +5,6 @@ They exist only when several nodes are diagnosed together: :mod:`clusterdx.engin
 with them so that rules can weigh "this node is unlike the others" next to its own evidence.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -10,8 +10,6 @@ A field is None (or "") when the tool did not report it (``N/A``, ``[Not Support
 ``Unknown Error``), never a made-up default.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,7 +1,5 @@
 """Processes using a GPU (``nvidia-smi --query-compute-apps=...``)."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -5,8 +5,6 @@ One fact per check the output reports. ``status`` is normalised to ``pass``, ``f
 ``warn`` or ``skip``; the words as printed are kept in ``detail``.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

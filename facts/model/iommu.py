@@ -1,7 +1,5 @@
 """IOMMU/SMMU configuration and kernel log events (dmesg)."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

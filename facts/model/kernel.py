@@ -1,7 +1,5 @@
 """Kernel and OS settings: sysctl values, boot parameters, page size."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,7 +1,5 @@
 """Loaded kernel modules (lsmod, /proc/modules)."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 #: modules whose presence or absence matters for GPU / RDMA performance

@@ -7,8 +7,6 @@ largest communicator that process joined, None when the log never says), ``pid``
 from the line prefix when the line has one.
 """
 
-from __future__ import annotations
-
 from pydantic import model_validator
 
 from clusterdx.facts.base import Fact

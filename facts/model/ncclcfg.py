@@ -1,7 +1,5 @@
 """NCCL configuration files: topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE) and nccl.conf."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

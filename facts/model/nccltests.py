@@ -4,8 +4,6 @@ Bandwidths are GB/s (10^9 bytes/s) as nccl-tests prints them, times are microsec
 ``run_index`` numbers the runs of one input from 0, so rows and devices can be tied to their run.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

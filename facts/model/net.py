@@ -12,8 +12,6 @@ Conventions shared by every IB parser (ibstat, ibstatus, ibv_devinfo, ibdev2netd
 * rates are Gb/s for the whole port (lanes x per-lane speed).
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -11,8 +11,6 @@ Kernel ``category`` is derived from the kernel name: ``nccl`` (``ncclDevKernel_*
 ``gemm`` (cuBLAS/cuBLASLt/CUTLASS/xmma/nvjet GEMMs), else ``other``.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

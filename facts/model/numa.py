@@ -1,7 +1,5 @@
 """NUMA layout of a node: which CPUs and how much memory each node has, and how far apart they are."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

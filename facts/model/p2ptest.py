@@ -5,8 +5,6 @@ indices. Bandwidths in GB/s as the test prints them; only off-diagonal cells (tw
 are summarised, the diagonal is a GPU copying to itself.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

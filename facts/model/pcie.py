@@ -9,8 +9,6 @@ or BlueField network function, any InfiniBand controller, AWS EFA), ``switch_por
 downstream port of a PCIe switch), ``root_port``, ``nvswitch`` or ``other``.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,7 +1,5 @@
 """CPU profiles from ``perf report``: per-event totals, hot symbols and symbol families."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,7 +1,5 @@
 """What the node runs on: virtualization role, DMI identity, kernel release."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from clusterdx.facts.base import Fact

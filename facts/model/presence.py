@@ -7,8 +7,6 @@ the whole folder it would sit in (``ls /dev/infiniband`` without ``uverbs0``). A
 simply does not show (a filtered ``ldconfig -p | grep nccl``) gives no fact at all.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

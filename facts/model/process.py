@@ -1,7 +1,5 @@
 """Process placement: CPU affinity, allowed NUMA nodes, per-node memory of training processes."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -7,8 +7,6 @@ come from :mod:`clusterdx.facts.parsers.prose`. ``text`` is the statement as wri
 characters), so a reader of the report sees what the user said.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from clusterdx.facts.base import Fact

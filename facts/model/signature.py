@@ -1,7 +1,5 @@
 """Lines that match a known error or log signature (kb/reference/signatures.yaml)."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -1,7 +1,5 @@
 """GPU/NIC topology from ``nvidia-smi topo -m``."""
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

@@ -4,8 +4,6 @@ Logs print one line per logging interval; these facts summarise them (one per ru
 never one fact per iteration.
 """
 
-from __future__ import annotations
-
 from clusterdx.facts.base import Fact
 
 

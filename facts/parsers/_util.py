@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import ParseError
 
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[\w.@:~/-]*[$#%>]\s+)")
+
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[\w.@:~/-]*[$#%>]\s+)")
 
 
 def cpu_list(text: str) -> list[int]:

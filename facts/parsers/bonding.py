@@ -58,10 +58,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import NetBond, NetBondSlave
+
 
 SAMPLE = """\
 Ethernet Channel Bonding Driver: v5.15.0-105-generic
@@ -88,11 +90,11 @@ Link Failure Count: 3
 Aggregator ID: 2
 """
 
-_DRIVER = re.compile(r"^\s*Ethernet Channel Bonding Driver:")
-_HEAD = re.compile(r"^\s*==>\s*\S*/bonding/(\S+?)\s*<==\s*$")
-_BOND_PATH = re.compile(r"/bonding/([\w.:-]+)")
-_BOND_FILE = re.compile(r"^(bond\d+)(?:\.txt|\.log)?$")
-_KV = re.compile(r"^\s*([A-Za-z][\w ()/.-]*?)\s*:\s*(.*?)\s*$")
+_DRIVER = lazyre.compile(r"^\s*Ethernet Channel Bonding Driver:")
+_HEAD = lazyre.compile(r"^\s*==>\s*\S*/bonding/(\S+?)\s*<==\s*$")
+_BOND_PATH = lazyre.compile(r"/bonding/([\w.:-]+)")
+_BOND_FILE = lazyre.compile(r"^(bond\d+)(?:\.txt|\.log)?$")
+_KV = lazyre.compile(r"^\s*([A-Za-z][\w ()/.-]*?)\s*:\s*(.*?)\s*$")
 #: keys that may open a bond's status when the driver header line was cut off
 _START_KEYS = {"bonding mode", "slave interface", "transmit hash policy", "currently active slave",
                "primary slave"}

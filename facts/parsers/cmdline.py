@@ -31,18 +31,20 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.kernel import BootParam, Cmdline
 
+
 SAMPLE = """\
 BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-nvidia-64k root=UUID=c0a9 ro iommu.passthrough=1 quiet
 """
 
-_TOKEN = re.compile(r"^[A-Za-z0-9_][\w.\-]*(?:=.*)?$", re.DOTALL)
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?(?:cat|tr|xargs|echo)\b.*cmdline")
+_TOKEN = lazyre.compile(r"^[A-Za-z0-9_][\w.\-]*(?:=.*)?$", re.DOTALL)
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?(?:cat|tr|xargs|echo)\b.*cmdline")
 # parameters (almost) every booted kernel has; one of them makes a line a command line
 _TYPICAL = {"BOOT_IMAGE", "root", "ro", "rw", "quiet", "console", "init", "rdinit", "initrd", "splash",
             "crashkernel", "earlycon", "panic", "nomodule", "intel_iommu", "iommu", "iommu.passthrough",
@@ -111,7 +113,7 @@ def sniff(doc: Document) -> float:
 
 
 #: ``tr ' ' '\n'``, ``xargs -n1``, ``grep -o``: one parameter per line
-_ONE_PER_LINE = re.compile(r"\btr\s+(?:-s\s+)?['\"]?(?:\s|\[:space:\]|\[:blank:\])['\"]?\s+['\"]?\\n|"
+_ONE_PER_LINE = lazyre.compile(r"\btr\s+(?:-s\s+)?['\"]?(?:\s|\[:space:\]|\[:blank:\])['\"]?\s+['\"]?\\n|"
                            r"\bxargs\s+-n\s?1\b|\bgrep\s+(?:-\w*o|--only-matching)")
 
 

@@ -55,12 +55,14 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.gpu import GpuDevice, GpuSummary
 from clusterdx.facts.model.nccl import NcclVersion
 from clusterdx.facts.model.platform import KernelVersion
+
 
 SAMPLE = """PyTorch version: 2.3.0+cu121
 CUDA used to build PyTorch: 12.1
@@ -92,20 +94,20 @@ _KEYS = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROC
          "CUDA_MODULE_LOADING set to", "Is XNNPACK available", "Versions of relevant libraries",
          "vLLM Version", "vLLM Build Flags", "Python platform", "Libc version", "CUDA Driver Version",
          "CUDA available", "sglang", "flashinfer")
-_KEY = re.compile(r"^\s{0,4}(" + "|".join(re.escape(k) for k in _KEYS) + r")\s{0,40}:(.{0,300})$")
+_KEY = lazyre.compile(r"^\s{0,4}(" + "|".join(re.escape(k) for k in _KEYS) + r")\s{0,40}:(.{0,300})$")
 #: ``GPU 0: NVIDIA A10``; SGLang groups alike GPUs: ``GPU 0,1,2,3: NVIDIA RTX A6000``
-_GPU = re.compile(r"^\s{0,4}GPU (\d{1,3}(?:,\d{1,3}){0,63}): (\S.{0,80}?)\s*$")
-_DRIVER = re.compile(r"^\s{0,4}(?:Nvidia driver version|CUDA Driver Version)\s{0,40}:\s*(\d{2,4}(?:\.\d{1,4}){1,2})\s*$")
-_PLATFORM = re.compile(r"^\s{0,4}Python platform\s{0,40}:\s*Linux-(\d{1,2}\.\d{1,3}[\w.+~-]{0,60}?)-(x86_64|aarch64|arm64|ppc64le)\b")
+_GPU = lazyre.compile(r"^\s{0,4}GPU (\d{1,3}(?:,\d{1,3}){0,63}): (\S.{0,80}?)\s*$")
+_DRIVER = lazyre.compile(r"^\s{0,4}(?:Nvidia driver version|CUDA Driver Version)\s{0,40}:\s*(\d{2,4}(?:\.\d{1,4}){1,2})\s*$")
+_PLATFORM = lazyre.compile(r"^\s{0,4}Python platform\s{0,40}:\s*Linux-(\d{1,2}\.\d{1,3}[\w.+~-]{0,60}?)-(x86_64|aarch64|arm64|ppc64le)\b")
 #: [pip3] nvidia-nccl-cu12==2.20.5, [conda] nvidia-nccl-cu12   2.20.5   pypi_0   pypi, [conda] nccl 2.18.3.1 h..
-_NCCL_PKG = re.compile(r"^\s{0,4}\[(?:pip3?|conda)\]\s{1,4}(?:nvidia-nccl-cu\d{2}|nccl)(?:==|\s{1,40})(\d{1,2}\.\d{1,3}\.\d{1,3})")
+_NCCL_PKG = lazyre.compile(r"^\s{0,4}\[(?:pip3?|conda)\]\s{1,4}(?:nvidia-nccl-cu\d{2}|nccl)(?:==|\s{1,40})(\d{1,2}\.\d{1,3}\.\d{1,3})")
 #: embedded tool outputs another format reads: ``CPU:`` / ``GPU Topology:`` (SGLang: ``NVIDIA
 #: Topology:``), or vLLM >= 0.9's ``CPU Info`` banner between rules of ``=``
 _SECTIONS = {"CPU": "lscpu", "CPU Info": "lscpu", "GPU Topology": "nvidia-smi-topo", "NVIDIA Topology": "nvidia-smi-topo"}
-_SECTION = re.compile(r"^\s{0,12}(CPU|GPU Topology|NVIDIA Topology)\s{0,2}:\s*$|^\s{0,12}(CPU Info)\s*$")
-_RULE = re.compile(r"^\s*={10,}\s*$")
+_SECTION = lazyre.compile(r"^\s{0,12}(CPU|GPU Topology|NVIDIA Topology)\s{0,2}:\s*$|^\s{0,12}(CPU Info)\s*$")
+_RULE = lazyre.compile(r"^\s*={10,}\s*$")
 #: what is left of a terminal's underline codes in a paste (vLLM underlines the topology header)
-_ANSI = re.compile(r"(?:\x1b)?\[\d{1,2}m")
+_ANSI = lazyre.compile(r"(?:\x1b)?\[\d{1,2}m")
 
 
 def sniff(doc: Document) -> float:

@@ -53,11 +53,13 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import CpuBoost, CpuFreqPolicy, CpuGovernorSummary, CpuIdleDriver, CpuIdleState
 from clusterdx.facts.parsers.cpupower import add_idle_summary
+
 
 SAMPLE = """\
 /sys/devices/system/cpu/cpu0/cpufreq/scaling_driver:intel_pstate
@@ -75,12 +77,12 @@ SAMPLE = """\
 """
 
 _CPU_ROOT = "/sys/devices/system/cpu/"
-_PATH_VALUE = re.compile(r"^\s*(/sys/[^:\s]+):(.*)$")
-_HEAD = re.compile(r"^==> (/sys/\S+) <==$")
-_FREQ_FILE = re.compile(r"^(?:cpu(\d{1,6})/cpufreq|cpufreq/policy(\d{1,6}))/(\w+)$")
-_IDLE_FILE = re.compile(r"^cpu(\d{1,6})/cpuidle/state(\d{1,3})/(\w+)$")
-_UNIQ = re.compile(r"^\s*(\d{1,9})\s+(\S+)\s*$")
-_CMD_PATH = re.compile(r"\b(?:cat|head|tail)\b(?:\s+-\S+)*\s+(/sys/devices/system/cpu/\S+)")
+_PATH_VALUE = lazyre.compile(r"^\s*(/sys/[^:\s]+):(.*)$")
+_HEAD = lazyre.compile(r"^==> (/sys/\S+) <==$")
+_FREQ_FILE = lazyre.compile(r"^(?:cpu(\d{1,6})/cpufreq|cpufreq/policy(\d{1,6}))/(\w+)$")
+_IDLE_FILE = lazyre.compile(r"^cpu(\d{1,6})/cpuidle/state(\d{1,3})/(\w+)$")
+_UNIQ = lazyre.compile(r"^\s*(\d{1,9})\s+(\S+)\s*$")
+_CMD_PATH = lazyre.compile(r"\b(?:cat|head|tail)\b(?:\s+-\S+)*\s+(/sys/devices/system/cpu/\S+)")
 _KHZ = {"cpuinfo_min_freq": "hw_min_mhz", "cpuinfo_max_freq": "hw_max_mhz", "scaling_min_freq": "policy_min_mhz",
         "scaling_max_freq": "policy_max_mhz", "base_frequency": "base_mhz",
         "cpuinfo_cur_freq": "cur_hw", "scaling_cur_freq": "cur_kernel"}

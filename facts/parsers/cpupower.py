@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
@@ -83,6 +84,7 @@ from clusterdx.facts.model.cpu import (
     CpuIdleState,
     CpuIdleSummary,
 )
+
 
 SAMPLE_FREQ = """\
 analyzing CPU 37:
@@ -119,14 +121,14 @@ Usage: 4102
 Duration: 3308771
 """
 
-_ANALYZING = re.compile(r"^\s*analyzing CPU (\d{1,6}):\s*$")
-_FREQ = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)\s*(GHz|MHz|kHz|KHz|Hz)\b")
+_ANALYZING = lazyre.compile(r"^\s*analyzing CPU (\d{1,6}):\s*$")
+_FREQ = lazyre.compile(r"(\d{1,9}(?:\.\d{1,6})?)\s*(GHz|MHz|kHz|KHz|Hz)\b")
 _SCALE = {"GHz": 1000.0, "MHz": 1.0, "kHz": 0.001, "KHz": 0.001, "Hz": 1e-6}
-_KV = re.compile(r"^\s*([A-Za-z][\w /()-]{0,80}?)\s*:\s*(.*?)\s*$")
-_GOVERNOR = re.compile(r'^\s*The governor "([^"]*)" may decide')
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?cpupower\b")
+_KV = lazyre.compile(r"^\s*([A-Za-z][\w /()-]{0,80}?)\s*:\s*(.*?)\s*$")
+_GOVERNOR = lazyre.compile(r'^\s*The governor "([^"]*)" may decide')
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?cpupower\b")
 # lines cpupower prints that carry nothing the facts need
-_FREQ_NOISE = re.compile(
+_FREQ_NOISE = lazyre.compile(
     r"^(?:\s*(?:within this range\.|Not Available|Unable to determine current policy)\s*$|\s*Pstate-P\d+:"
     r"|.*max turbo \d+ active cores?\s*$|.*\bno or unknown cpufreq driver\b)"
 )
@@ -269,9 +271,9 @@ def _current(fields: dict, line: str) -> None:
 
 _IDLE_KEYS = {"flags/description": "description", "latency": "latency_us", "residency": "residency_us",
               "usage": "usage", "duration": "time_us"}
-_STATE_HEADER = re.compile(r"^\s*(\S.{0,60}?)\s*(\(DISABLED\))?\s*:\s*$")
-_NO_STATES = re.compile(r"^\s*CPU (\d{1,6}): No idle states\s*$")
-_NUMBER = re.compile(r"^[0-9]{1,20}$")
+_STATE_HEADER = lazyre.compile(r"^\s*(\S.{0,60}?)\s*(\(DISABLED\))?\s*:\s*$")
+_NO_STATES = lazyre.compile(r"^\s*CPU (\d{1,6}): No idle states\s*$")
+_NUMBER = lazyre.compile(r"^[0-9]{1,20}$")
 
 
 def sniff_idle_info(doc: Document) -> float:

@@ -54,12 +54,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.iommu import DmesgEvent, DmesgSummary, IommuMode, Smmu
 from clusterdx.facts.model.platform import KernelVersion, Virtualization
+
 
 SAMPLE = """\
 [    0.000000] Linux version 6.8.0-1021-nvidia-64k (buildd@bos03) (gcc 13.3.0) #22-Ubuntu SMP
@@ -79,12 +81,12 @@ _PREFIXES = [
     # dmesg -r: '<4>'
     re.compile(r"^<\d{1,3}>"),
 ]
-_P_MONO = re.compile(rf"^{_MONO}{_CALLER}\s?")
-_P_CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]" + _CALLER + r"\s?")
-_P_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+")
-_P_SYSLOG = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d)\s+\S+\s+kernel:\s?")
-_P_ISO_HOST = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+\S+\s+kernel:\s?")
-_PERMISSION = re.compile(r"^dmesg: read kernel buffer failed:")
+_P_MONO = lazyre.compile(rf"^{_MONO}{_CALLER}\s?")
+_P_CTIME = lazyre.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]" + _CALLER + r"\s?")
+_P_ISO = lazyre.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+")
+_P_SYSLOG = lazyre.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d)\s+\S+\s+kernel:\s?")
+_P_ISO_HOST = lazyre.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[,.]\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+\S+\s+kernel:\s?")
+_PERMISSION = lazyre.compile(r"^dmesg: read kernel buffer failed:")
 
 
 def strip_prefix(line: str) -> tuple[str, str, float | None, bool]:
@@ -124,38 +126,38 @@ def page_size_hint(release: str) -> str:
 
 
 # --- message patterns ------------------------------------------------------------------------
-_BANNER = re.compile(r"^Linux version (\S+)")
-_BOOT_IMAGE = re.compile(r"(?:Kernel )?[Cc]ommand line:.*?BOOT_IMAGE=\S*?vmlinu[xz]-(\S+)")
-_DOMAIN = re.compile(r"^iommu: Default domain type:\s*(.*?)\s*$")
-_POLICY = re.compile(r"^iommu: DMA domain TLB invalidation policy:\s*(\w+) mode(.*)$")
-_SMMU = re.compile(r"^arm-smmu(?:-v3)?\s+(\S+?):\s*(.*)$")
-_SMMU_IAS = re.compile(r"ias (\d{1,4})-bit, oas (\d{1,4})-bit \(features (0x[0-9a-fA-F]+)\)")
-_SMMU_Q = re.compile(r"allocated (\d{1,12}) entries for cmdq")
-_SMMU_OPT = re.compile(r"option mask (0x[0-9a-fA-F]+)")
-_CMDQV = re.compile(r"cmdqv|vcmdq|tegra241", re.I)
-_HYPERVISOR = re.compile(r"^Hypervisor detected:\s*(\S.{0,40}?)\s*$")
-_CMDLINE = re.compile(r"^(?:Kernel )?[Cc]ommand line:\s*(.*)$")
+_BANNER = lazyre.compile(r"^Linux version (\S+)")
+_BOOT_IMAGE = lazyre.compile(r"(?:Kernel )?[Cc]ommand line:.*?BOOT_IMAGE=\S*?vmlinu[xz]-(\S+)")
+_DOMAIN = lazyre.compile(r"^iommu: Default domain type:\s*(.*?)\s*$")
+_POLICY = lazyre.compile(r"^iommu: DMA domain TLB invalidation policy:\s*(\w+) mode(.*)$")
+_SMMU = lazyre.compile(r"^arm-smmu(?:-v3)?\s+(\S+?):\s*(.*)$")
+_SMMU_IAS = lazyre.compile(r"ias (\d{1,4})-bit, oas (\d{1,4})-bit \(features (0x[0-9a-fA-F]+)\)")
+_SMMU_Q = lazyre.compile(r"allocated (\d{1,12}) entries for cmdq")
+_SMMU_OPT = lazyre.compile(r"option mask (0x[0-9a-fA-F]+)")
+_CMDQV = lazyre.compile(r"cmdqv|vcmdq|tegra241", re.I)
+_HYPERVISOR = lazyre.compile(r"^Hypervisor detected:\s*(\S.{0,40}?)\s*$")
+_CMDLINE = lazyre.compile(r"^(?:Kernel )?[Cc]ommand line:\s*(.*)$")
 #: boot parameters that set the IOMMU default domain or invalidation policy
-_CMDLINE_IOMMU = re.compile(r"(?:^|\s)(iommu|iommu\.passthrough|iommu\.strict)=(\S+)")
+_CMDLINE_IOMMU = lazyre.compile(r"(?:^|\s)(iommu|iommu\.passthrough|iommu\.strict)=(\S+)")
 #: what a filtered excerpt must keep for "no CMDQV line" to mean "no CMDQV"
 _SAMPLE_CMDQV = "tegra241_cmdqv NVDA200C:00: VINTF0: allocated 1 LVCMDQs"
-_XID = re.compile(r"^NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.(\d))?\):\s*(\d+)\s*,?\s*(.*)$")
-_SXID = re.compile(r"^nvidia-nvswitch\d*: SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(\d+)\s*,?\s*(.*)$")
-_DEV = re.compile(r"^(\S+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?:\s+([\w.-]+))?:\s*(.*)$")
-_AER_HDR = re.compile(r"AER:\s*(Multiple\s+)?(Corrected|Correctable|Uncorrected|Uncorrectable)\s*(\([^)]*\))?\s*error"
+_XID = lazyre.compile(r"^NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.(\d))?\):\s*(\d+)\s*,?\s*(.*)$")
+_SXID = lazyre.compile(r"^nvidia-nvswitch\d*: SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(\d+)\s*,?\s*(.*)$")
+_DEV = lazyre.compile(r"^(\S+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?:\s+([\w.-]+))?:\s*(.*)$")
+_AER_HDR = lazyre.compile(r"AER:\s*(Multiple\s+)?(Corrected|Correctable|Uncorrected|Uncorrectable)\s*(\([^)]*\))?\s*error"
                       r"(?: message)? received(?: from|:)\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
-_AER_BUS = re.compile(r"PCIe Bus Error: severity=([^,]+),\s*type=([^,]+),\s*(.*)$")
-_AER_BIT = re.compile(r"^\[\s*(\d+)\]\s+(\S+)")
-_RATELIMIT = re.compile(r"^aer_ratelimit: (\d+) callbacks suppressed")
-_LINK = re.compile(r"available PCIe bandwidth")
-_LINK_AT = re.compile(r"limited by .*? link at ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
-_HOTPLUG = re.compile(r"pciehp: Slot\(([^)]*)\): (Link Down|Link Up|Card not present|Card present)")
-_MLX_MODULE = re.compile(r"Port module event(\[error\])?: module (\d+), (.*)$")
-_INTEL_FAULT = re.compile(r"DMAR: \[(DMA \w+|INTR-REMAP)[^\]]*\] Request device \[([0-9a-fA-F:.]+)\].*?"
+_AER_BUS = lazyre.compile(r"PCIe Bus Error: severity=([^,]+),\s*type=([^,]+),\s*(.*)$")
+_AER_BIT = lazyre.compile(r"^\[\s*(\d+)\]\s+(\S+)")
+_RATELIMIT = lazyre.compile(r"^aer_ratelimit: (\d+) callbacks suppressed")
+_LINK = lazyre.compile(r"available PCIe bandwidth")
+_LINK_AT = lazyre.compile(r"limited by .*? link at ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_HOTPLUG = lazyre.compile(r"pciehp: Slot\(([^)]*)\): (Link Down|Link Up|Card not present|Card present)")
+_MLX_MODULE = lazyre.compile(r"Port module event(\[error\])?: module (\d+), (.*)$")
+_INTEL_FAULT = lazyre.compile(r"DMAR: \[(DMA \w+|INTR-REMAP)[^\]]*\] Request device \[([0-9a-fA-F:.]+)\].*?"
                           r"(?:\[fault reason (0x[0-9a-fA-F]+)\]|fault reason (0x[0-9a-fA-F]+))\s*(.*)$")
-_AMD_FAULT = re.compile(r"Event logged \[(\w+)(?:\s+device=([0-9a-fA-F:.]+))?([^\]]*)\]")
-_AMD_DEV = re.compile(r"(?:device=|^amd_iommu\S* )([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
-_SMMU_EVT = re.compile(r"event (0x[0-9a-fA-F]+) received")
+_AMD_FAULT = lazyre.compile(r"Event logged \[(\w+)(?:\s+device=([0-9a-fA-F:.]+))?([^\]]*)\]")
+_AMD_DEV = lazyre.compile(r"(?:device=|^amd_iommu\S* )([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_SMMU_EVT = lazyre.compile(r"event (0x[0-9a-fA-F]+) received")
 
 _SEVERITY = {
     "corrected": "correctable",
@@ -220,7 +222,7 @@ def sniff(doc: Document) -> float:
     return 0.0
 
 
-_KERNEL_WORDS = re.compile(
+_KERNEL_WORDS = lazyre.compile(
     r"^(?:NVRM: |nvidia-nvswitch\d*: |iommu: |DMAR(?:-IR)?: |AMD-Vi: |arm-smmu|aer_ratelimit:|"
     r"(?:pci|pcieport|nvidia|mlx5_core|nvme) [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: )"
 )

@@ -46,12 +46,14 @@ import posixpath
 import re
 from typing import Any, Iterable
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.container import ContainerSpec
 from clusterdx.facts.model.env import EnvDump, EnvVar
 from clusterdx.facts.redact import redact_value
+
 
 SAMPLE = """\
 [{"Name": "/trainer", "Config": {"Image": "nvcr.io/nvidia/pytorch:25.03-py3",
@@ -69,7 +71,7 @@ NCCL_CONF_PATHS = ("/etc/nccl.conf",)
 
 # -- helpers shared with k8s_manifest and launch_cmdline ---------------------------------------
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.I)
+_SIZE = lazyre.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.I)
 
 
 def docker_size(text: str) -> int | None:
@@ -308,7 +310,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         raise NotApplicable("no container objects (Config/HostConfig) in this JSON")
 
 
-_KEYS = re.compile(r'^\s*"(HostConfig|Config|Mounts|ShmSize|IpcMode|NetworkMode|GraphDriver|ResolvConfPath|'
+_KEYS = lazyre.compile(r'^\s*"(HostConfig|Config|Mounts|ShmSize|IpcMode|NetworkMode|GraphDriver|ResolvConfPath|'
                    r'AppArmorProfile|RestartCount|CapAdd|DeviceRequests|Ulimits)"\s*:')
 
 

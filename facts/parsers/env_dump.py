@@ -50,11 +50,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.env import EnvDump, EnvVar
 from clusterdx.facts.redact import redact_value
+
 
 SAMPLE = """\
 SLURM_PROCID=3
@@ -69,22 +71,22 @@ _=/usr/bin/env
 """
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:%%)?"
-_VAR = re.compile(rf"^({_NAME})=(.*)$", re.S)
-_DECL = re.compile(rf"^(?:declare\s+-[A-Za-z-]+|typeset\s+-[A-Za-z-]+|export)\s+({_NAME})(?:=(.*))?$", re.S)
-_LABEL = re.compile(r"^\s*(\d{1,6}): ?(.*)$", re.S)
+_VAR = lazyre.compile(rf"^({_NAME})=(.*)$", re.S)
+_DECL = lazyre.compile(rf"^(?:declare\s+-[A-Za-z-]+|typeset\s+-[A-Za-z-]+|export)\s+({_NAME})(?:=(.*))?$", re.S)
+_LABEL = lazyre.compile(r"^\s*(\d{1,6}): ?(.*)$", re.S)
 # "$ cmd", "user@host:~$ cmd", "[user@host dir]# cmd"
-_PROMPT = re.compile(
+_PROMPT = lazyre.compile(
     r"^\s*(?:\[[^\]]*@[^\]]*\]\s*[$#]|[\w.-]+@[\w.-]+(?::\S*?)?\s*[$#]|\$)\s+(\S.*)$"
 )
-_NOISE = re.compile(
+_NOISE = lazyre.compile(
     r"^(?:srun|slurmstepd|pyxis|enroot|salloc|sbatch|WARNING|Warning|warning|NOTE|INFO|bash|sh|zsh"
     r"|env|printenv|grep|sort|docker|kubectl|podman|tr|cat|Error|ERROR|error)\b[^=]*?:"
 )
-_ERRORISH = re.compile(r"\berror\b|No such|not found|[Pp]ermission denied|[Cc]annot|failed", re.I)
+_ERRORISH = lazyre.compile(r"\berror\b|No such|not found|[Pp]ermission denied|[Cc]annot|failed", re.I)
 
 # Pipeline stages after the env command that keep every variable
-_KEEPS_ALL = re.compile(r"^\s*(?:sort|uniq|cat|less|more|tee|column|tr)\b")
-_ENV_CMD = re.compile(
+_KEEPS_ALL = lazyre.compile(r"^\s*(?:sort|uniq|cat|less|more|tee|column|tr)\b")
+_ENV_CMD = lazyre.compile(
     r"(?:^|[\s;&|/'\"])(?:env|printenv|export\s+-p|declare\s+-[A-Za-z]*x|set)(?:\s|$|['\";|])|/environ\b"
 )
 
@@ -349,7 +351,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         raise NotApplicable("no NAME=value lines")
 
 
-_KNOWN = re.compile(
+_KNOWN = lazyre.compile(
     r"^(?:PATH|HOME|SHELL|HOSTNAME|PWD|OLDPWD|USER|LOGNAME|LANG|TERM|SHLVL|LD_LIBRARY_PATH|_"
     r"|(?:NCCL|SLURM|SLURMD|CUDA|UCX|OMPI|PMIX|NVIDIA|TORCH|OMP|LC|XDG|SSH|CONDA|PYTHON|MASTER"
     r"|NVSHMEM|GLOO|ENROOT|PYXIS|KUBERNETES|HF|WANDB|NV|MPI|I_MPI)_\w*|WORLD_SIZE|RANK|LOCAL_RANK)$"

@@ -48,10 +48,12 @@ import fnmatch
 import os
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.presence import FsPresence
+
 
 SAMPLE = """\
 total 0
@@ -82,8 +84,8 @@ _LIBS = (
     (re.compile(r"^libsharp(?:_coll)?\.so(?:\.[\d.]+)?$"), "library", None),
     (re.compile(r"^libfabric\.so(?:\.(?P<major>\d+)(?:\.(?P<v>[\d.]+))?)?$"), "library", "libfabric.so"),
 )
-_MODULE = re.compile(r"^(nvidia[-_]peermem|nv_peer_mem)\.ko(?:\.(?:xz|zst|gz))?$")
-_DEV_DIRECT = re.compile(r"^/dev/(?:nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-nvswitch\d*|-nvlink|-caps)"
+_MODULE = lazyre.compile(r"^(nvidia[-_]peermem|nv_peer_mem)\.ko(?:\.(?:xz|zst|gz))?$")
+_DEV_DIRECT = lazyre.compile(r"^/dev/(?:nvidia(?:\d+|ctl|-uvm(?:-tools)?|-modeset|-nvswitch\d*|-nvlink|-caps)"
                          r"|infiniband(?:/(?:uverbs\d+|rdma_cm|umad\d+|issm\d+))?|shm|nvidia-caps(?:/\S+)?)$")
 #: default sonames when the file name gives none
 _SONAME = {"libnccl.so": "libnccl.so.2", "libibverbs.so": "libibverbs.so.1", "librdmacm.so": "librdmacm.so.1",
@@ -161,9 +163,9 @@ def _absent(ctx: ParseContext, kind: str, name: str, where: str, listing: str) -
     ctx.add(FsPresence, kind=kind, name=name, path=where, present=False, listing=listing)
 
 
-_NO_SUCH = re.compile(r"^(?:ls|find|stat|file|readlink|realpath):\s+(?:cannot access\s+)?['‘`]?(.+?)['’]?:\s+"
+_NO_SUCH = lazyre.compile(r"^(?:ls|find|stat|file|readlink|realpath):\s+(?:cannot access\s+)?['‘`]?(.+?)['’]?:\s+"
                       r"No such file or directory\s*$")
-_DENIED = re.compile(r"^(?:ls|find):\s.*(?:Permission denied|Input/output error)\s*$")
+_DENIED = lazyre.compile(r"^(?:ls|find):\s.*(?:Permission denied|Input/output error)\s*$")
 
 
 def _missing(ctx: ParseContext, i: int, line: str, listing: str) -> bool:
@@ -184,13 +186,13 @@ def _missing(ctx: ParseContext, i: int, line: str, listing: str) -> bool:
 
 # -- ls -------------------------------------------------------------------------------------------
 
-_LS_L = re.compile(
+_LS_L = lazyre.compile(
     r"^(?P<type>[-dlcbps])[rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+(?:\d+,\s*)?\d+[KMGT]?\s+"
     r"(?:\w{3}\s+\d{1,2}\s+(?:\d{1,2}:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}\s+\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s+[+-]\d{4})?)"
     r"\s+(?P<name>.+?)(?:\s+->\s+(?P<target>.+))?$"
 )
-_LS_HEADER = re.compile(r"^(/\S*):$")
-_LS_CMD = re.compile(r"^\s*(?:\S*/)?ls(?:\s+(?P<args>.*))?$")
+_LS_HEADER = lazyre.compile(r"^(/\S*):$")
+_LS_CMD = lazyre.compile(r"^\s*(?:\S*/)?ls(?:\s+(?P<args>.*))?$")
 
 
 def _ls_args(command: str | None) -> tuple[list[str], bool, bool] | None:
@@ -317,7 +319,7 @@ def sniff_ls(doc: Document) -> float:
 
 # -- find -----------------------------------------------------------------------------------------
 
-_FIND_CMD = re.compile(r"^\s*(?:sudo\s+)?find\s+(?P<rest>.*)$")
+_FIND_CMD = lazyre.compile(r"^\s*(?:sudo\s+)?find\s+(?P<rest>.*)$")
 
 
 def _find_args(command: str | None) -> tuple[list[str], list[str], bool] | None:
@@ -392,9 +394,9 @@ def sniff_find(doc: Document) -> float:
 
 # -- ldconfig -p ----------------------------------------------------------------------------------
 
-_LDCONFIG_HEAD = re.compile(r"^\d+ libs found in cache [`'\"]?(\S+?)['`\"]?\s*$")
-_LDCONFIG_LINE = re.compile(r"^\s+(\S+)\s+\(([^)]*)\)(?:\s+OS ABI:[^=]*)?\s+=>\s+(\S+)\s*$")
-_GREP = re.compile(r"\|\s*grep\s+(?:-[A-Za-z]+\s+)*['\"]?([\w.+-]+)['\"]?\s*$")
+_LDCONFIG_HEAD = lazyre.compile(r"^\d+ libs found in cache [`'\"]?(\S+?)['`\"]?\s*$")
+_LDCONFIG_LINE = lazyre.compile(r"^\s+(\S+)\s+\(([^)]*)\)(?:\s+OS ABI:[^=]*)?\s+=>\s+(\S+)\s*$")
+_GREP = lazyre.compile(r"\|\s*grep\s+(?:-[A-Za-z]+\s+)*['\"]?([\w.+-]+)['\"]?\s*$")
 
 
 def parse_ldconfig(doc: Document, ctx: ParseContext) -> None:
@@ -450,9 +452,9 @@ def sniff_ldconfig(doc: Document) -> float:
 
 # -- ldd ------------------------------------------------------------------------------------------
 
-_LDD_LINE = re.compile(r"^\s+(\S+)\s+=>\s+(?:(not found)|(\S+)\s+\(0x[0-9a-fA-F]+\))\s*$")
-_LDD_BARE = re.compile(r"^\s+(\S+)\s+\(0x[0-9a-fA-F]+\)\s*$")
-_LDD_FILE = re.compile(r"^(/\S+):\s*$")
+_LDD_LINE = lazyre.compile(r"^\s+(\S+)\s+=>\s+(?:(not found)|(\S+)\s+\(0x[0-9a-fA-F]+\))\s*$")
+_LDD_BARE = lazyre.compile(r"^\s+(\S+)\s+\(0x[0-9a-fA-F]+\)\s*$")
+_LDD_FILE = lazyre.compile(r"^(/\S+):\s*$")
 
 
 def parse_ldd(doc: Document, ctx: ParseContext) -> None:

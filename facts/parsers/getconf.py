@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.kernel import PageSize
 
+
 SAMPLE = "65536\n"
 
 _SIZES = {"4096", "8192", "16384", "65536"}
-_ALL_LINE = re.compile(r"^\s*(PAGE_?SIZE)\s+([0-9]{1,12})\s*$")
-_ANY_ALL = re.compile(r"^[A-Z_][A-Z0-9_]*(?:\s+\S.*)?$")
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?getconf\b")
+_ALL_LINE = lazyre.compile(r"^\s*(PAGE_?SIZE)\s+([0-9]{1,12})\s*$")
+_ANY_ALL = lazyre.compile(r"^[A-Z_][A-Z0-9_]*(?:\s+\S.*)?$")
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?getconf\b")
 
 
 def _content(doc: Document) -> list[tuple[int, str]]:

@@ -51,10 +51,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.health import HealthFinding
+
 
 SAMPLE = """\
 +---------------------------+------------------------------------------------+
@@ -73,8 +75,8 @@ _STATUS = {"pass": "pass", "passed": "pass", "ok": "pass", "success": "pass", "h
            "fail": "fail", "failed": "fail", "failure": "fail", "error": "fail", "unhealthy": "fail",
            "warn": "warn", "warning": "warn", "skip": "skip", "skipped": "skip", "n/a": "skip",
            "not run": "skip"}
-_GPU = re.compile(r"\bGPU\s*#?\s*(\d{1,3})\b", re.I)
-_DEVICE = re.compile(r"\b(mlx5_(?:ib)?\d{1,3}|ib[sp]?\d{1,3}[a-z0-9]*|bond\d{1,2}|eth\d{1,3}|ens\w{1,20}|nvme\d{1,3}n?\d{0,3}"
+_GPU = lazyre.compile(r"\bGPU\s*#?\s*(\d{1,3})\b", re.I)
+_DEVICE = lazyre.compile(r"\b(mlx5_(?:ib)?\d{1,3}|ib[sp]?\d{1,3}[a-z0-9]*|bond\d{1,2}|eth\d{1,3}|ens\w{1,20}|nvme\d{1,3}n?\d{0,3}"
                      r"|0000:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b")
 
 
@@ -96,10 +98,10 @@ def _device(text: str) -> str:
 
 # -- dcgmi diag -----------------------------------------------------------------------------------
 
-_ROW = re.compile(r"^\s*\|\s?([^|]*?)\s*\|\s?(.*?)\s*\|\s*$")
-_CATEGORY = re.compile(r"^\s*[+|]-{2,}\s+([A-Za-z][\w ]*?)\s+-{2,}\+")
-_RESULT = re.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.I)
-_GPUS = re.compile(r"^GPUs?\s*:\s*([\d,\s]+)$", re.I)
+_ROW = lazyre.compile(r"^\s*\|\s?([^|]*?)\s*\|\s?(.*?)\s*\|\s*$")
+_CATEGORY = lazyre.compile(r"^\s*[+|]-{2,}\s+([A-Za-z][\w ]*?)\s+-{2,}\+")
+_RESULT = lazyre.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.I)
+_GPUS = lazyre.compile(r"^GPUs?\s*:\s*([\d,\s]+)$", re.I)
 
 
 def _dcgmi_findings(doc: Document, ctx: ParseContext | None) -> list[_Finding]:
@@ -183,13 +185,13 @@ def sniff_dcgmi(doc: Document) -> float:
 
 _S = r"(PASS(?:ED)?|FAIL(?:ED|URE)?|ERROR|WARN(?:ING)?|SKIP(?:PED)?|OK)"
 #: ``PASS: text`` / ``[FAIL] text`` / ``FAIL - text`` (status first)
-_LEAD = re.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?[\[(]?\s*" + _S + r"\s*[\])]?\s*(?:[:\-]\s*|\s+)(\S.*)$")
+_LEAD = lazyre.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?[\[(]?\s*" + _S + r"\s*[\])]?\s*(?:[:\-]\s*|\s+)(\S.*)$")
 #: ``Check X ....... : PASSED`` / ``X: FAIL`` / ``X ... OK`` (status last); a run of dots is taken
 #: whole, from its first dot, or a long one costs time squared
-_TRAIL = re.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?(?:Check(?:ing)?\s+)?(\S.*?)\s*(?:(?<!\.)\.{3,}+|:|\s-{1,3}|\s\[)\s*"
+_TRAIL = lazyre.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?(?:Check(?:ing)?\s+)?(\S.*?)\s*(?:(?<!\.)\.{3,}+|:|\s-{1,3}|\s\[)\s*"
                     + _S + r"\s*\]?\s*(?:\((.*)\))?\s*$", re.I)
-_NHC = re.compile(r"Health check (passed|failed):\s+(\S+?)(?::\s*|\s+|$)(.*)$", re.I)
-_CHECK_NAME = re.compile(r"^([A-Za-z_][\w.-]{0,60}|[A-Za-z][\w ./-]{0,40}?)\s*:\s+(.*)$")
+_NHC = lazyre.compile(r"Health check (passed|failed):\s+(\S+?)(?::\s*|\s+|$)(.*)$", re.I)
+_CHECK_NAME = lazyre.compile(r"^([A-Za-z_][\w.-]{0,60}|[A-Za-z][\w ./-]{0,40}?)\s*:\s+(.*)$")
 
 
 def _script_finding(line: str) -> tuple[str, str, str] | None:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
@@ -51,6 +52,7 @@ from clusterdx.facts.model.net import IbCounters
 from clusterdx.facts.parsers.ibstat import (
     CA_MODELS, ca_type_of, device_from_command, emit_ports, norm_guid, norm_phys, norm_state,
     parse_rate, to_int)
+
 
 SAMPLE = """\
 /sys/class/infiniband/mlx5_5/fw_ver:28.39.2048
@@ -64,9 +66,9 @@ SAMPLE = """\
 """
 
 _PATH = r"(?:/sys)?[\w./:-]*?/infiniband/(?P<dev>[^/\s:]+)/(?:ports/(?P<port>\d+)/)?(?P<attr>[\w./-]+)"
-_LINE = re.compile(r"^\s*" + _PATH + r":(?P<value>.*)$")
-_HEAD = re.compile(r"^\s*==>\s*" + _PATH + r"\s*<==\s*$")
-_CAT = re.compile(r"\bcat\s+" + _PATH + r"\s*$")
+_LINE = lazyre.compile(r"^\s*" + _PATH + r":(?P<value>.*)$")
+_HEAD = lazyre.compile(r"^\s*==>\s*" + _PATH + r"\s*<==\s*$")
+_CAT = lazyre.compile(r"\bcat\s+" + _PATH + r"\s*$")
 #: a sysfs path fits in PATH_MAX (4096); the path regexes backtrack quadratically on long lines,
 #: so only a line's head is matched (the value after the path may be longer)
 _MAX_MATCH = 4200
@@ -236,8 +238,8 @@ def _device_attr(dev: str, attr: str, value: str, i: int,
 
 # -- perfquery -----------------------------------------------------------------------------------
 
-_PQ_HEADER = re.compile(r"^#\s*Port (?:extended )?counters:\s*Lid\s+(\d+)\s+port\s+(\d+|all)", re.IGNORECASE)
-_PQ_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*:\.*\s*(\S*)\s*$")
+_PQ_HEADER = lazyre.compile(r"^#\s*Port (?:extended )?counters:\s*Lid\s+(\d+)\s+port\s+(\d+|all)", re.IGNORECASE)
+_PQ_LINE = lazyre.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*:\.*\s*(\S*)\s*$")
 
 
 def sniff_perfquery(doc: Document) -> float:

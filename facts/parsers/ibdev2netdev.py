@@ -36,11 +36,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import NetdevMap
 from clusterdx.facts.parsers.ibstat import CA_MODELS, emit_ports, norm_state
+
 
 SAMPLE = """\
 mlx5_0 port 1 ==> ibp23s0 (Up)
@@ -50,17 +52,17 @@ mlx5_9 port 1 ==> ibp170s0 (Down)
 (ACTIVE) ==> ibp92s0 (Up)
 """
 
-_SHORT = re.compile(r"^\s*(\S+)\s+port\s+(\d+)\s+==>\s+(\S+)\s+\((\w+)\)\s*$")
-_VERBOSE = re.compile(
+_SHORT = lazyre.compile(r"^\s*(\S+)\s+port\s+(\d+)\s+==>\s+(\S+)\s+\((\w+)\)\s*$")
+_VERBOSE = lazyre.compile(
     r"^\s*(?P<bdf>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<dev>\S+)\s+"
     r"(?:\((?P<ca>[^)\s]*)\s*-\s*(?P<opn>[^)]*?)\s*\)\s*)?(?P<desc>.*?)"
     r"(?:\s+fw\s+(?P<fw>\S+))?\s+port\s+(?P<port>\d+)\s+\((?P<pstate>[A-Za-z_ ]+)\)\s+==>\s+"
     r"(?P<netdev>\S+)\s+\((?P<state>\w+)\)\s*$")
-_ARROW = re.compile(r"\bport\s+\d+\s.*==>")
+_ARROW = lazyre.compile(r"\bport\s+\d+\s.*==>")
 #: _VERBOSE backtracks quadratically on long lines; real ibdev2netdev lines are ~150 characters
 _MAX_LINE = 4096
-_GBE = re.compile(r"(?<!\d)(\d+)\s*Gb(?:E|/s)\b", re.IGNORECASE)
-_IB_NAME = re.compile(r"\b(XDR|NDR200|NDR|HDR100|HDR|EDR|FDR)\b")
+_GBE = lazyre.compile(r"(?<!\d)(\d+)\s*Gb(?:E|/s)\b", re.IGNORECASE)
+_IB_NAME = lazyre.compile(r"\b(XDR|NDR200|NDR|HDR100|HDR|EDR|FDR)\b")
 _IB_RATE = {"XDR": 800.0, "NDR200": 200.0, "NDR": 400.0, "HDR100": 100.0, "HDR": 200.0,
             "EDR": 100.0, "FDR": 56.0}
 

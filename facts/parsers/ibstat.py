@@ -56,11 +56,13 @@ import math
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import IbDevice, IbPort, IbSummary
+
 
 SAMPLE = """\
 CA 'mlx5_5'
@@ -110,9 +112,9 @@ CA_MODELS = {
     "MT4123": "ConnectX-6", "MT4125": "ConnectX-6 Dx", "MT4127": "ConnectX-6 Lx", "MT4129": "ConnectX-7",
     "MT4131": "ConnectX-8", "MT41682": "BlueField", "MT41686": "BlueField-2", "MT41692": "BlueField-3",
 }
-_NUM_PREFIX = re.compile(r"^\s*(\d+)\s*:\s*(\S.*?)\s*$")
-_NUM_SUFFIX = re.compile(r"^\s*(\S.*?)\s*\((\d+)\)\s*$")
-_RATE_TEXT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:Gb/sec|Gbps|Gb/s)?\s*(?:\(\s*(\d+X)\s+([A-Z]+\d*)\s*\))?")
+_NUM_PREFIX = lazyre.compile(r"^\s*(\d+)\s*:\s*(\S.*?)\s*$")
+_NUM_SUFFIX = lazyre.compile(r"^\s*(\S.*?)\s*\((\d+)\)\s*$")
+_RATE_TEXT = lazyre.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:Gb/sec|Gbps|Gb/s)?\s*(?:\(\s*(\d+X)\s+([A-Z]+\d*)\s*\))?")
 
 
 def norm_state(text: str) -> str:
@@ -265,9 +267,9 @@ def device_from_command(command: str | None, tool: str) -> str:
 
 # -- ibstat ----------------------------------------------------------------------------------------
 
-_CA = re.compile(r"^\s*CA:?\s+'([^']*)'\s*$")
-_PORT = re.compile(r"^\s*Port\s+(\d+):\s*$")
-_KV = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
+_CA = lazyre.compile(r"^\s*CA:?\s+'([^']*)'\s*$")
+_PORT = lazyre.compile(r"^\s*Port\s+(\d+):\s*$")
+_KV = lazyre.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
 
 #: port attribute keys and the field each fills (an excerpt's port starts again when one repeats)
 _PORT_KEYS = {"state": "state", "physical state": "phys_state", "rate": "rate_gbps", "base lid": "lid",

@@ -51,6 +51,7 @@ import math
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
@@ -59,6 +60,7 @@ from clusterdx.facts.model.net import IbSummary
 from clusterdx.facts.parsers.ibstat import (
     CA_MODELS, LANE_GBPS, SPEED_ENUM, WIDTH_ENUM, ca_type_of, device_from_command, emit_ports, norm_guid, norm_phys,
     norm_state, to_int)
+
 
 SAMPLE = """\
 hca_id:\tmlx5_5
@@ -80,12 +82,12 @@ hca_id:\tmlx5_5
 \t\t\tphys_state:\t\tLINK_UP (5)
 """
 
-_HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
-_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
-_KV = re.compile(r"^\s*([A-Za-z_][\w ]*?|GID\[\s*\d+\])\s*:\s*(.*?)\s*$")
-_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gbps(?:\s*\((\d+)\))?")
-_WIDTH = re.compile(r"^\s*(\d+X)(?:\s*\((\d+)\))?")
-_NO_DEVICES = re.compile(r"No IB devices found|Failed to get IB devices list")
+_HCA = lazyre.compile(r"^\s*hca_id:\s*(\S+)\s*$")
+_PORT = lazyre.compile(r"^\s*port:\s*(\d+)\s*$")
+_KV = lazyre.compile(r"^\s*([A-Za-z_][\w ]*?|GID\[\s*\d+\])\s*:\s*(.*?)\s*$")
+_SPEED = lazyre.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gbps(?:\s*\((\d+)\))?")
+_WIDTH = lazyre.compile(r"^\s*(\d+X)(?:\s*\((\d+)\))?")
+_NO_DEVICES = lazyre.compile(r"No IB devices found|Failed to get IB devices list")
 
 _PORT_KEYS = {"state", "phys_state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "link_layer",
               "active_width", "active_speed"}

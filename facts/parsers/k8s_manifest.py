@@ -66,11 +66,13 @@ from typing import Any, Iterator
 
 import yaml
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.container import ContainerSpec
 from clusterdx.facts.parsers.docker_inspect import _norm, env_facts, nccl_conf_mounted, topo_mounted
+
 
 SAMPLE = """\
 apiVersion: v1
@@ -104,7 +106,7 @@ RUNTIME_DEFAULT_SHM = 64 * 1024 * 1024
 _SUFFIX = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60,
            "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1, "k": 10 ** 3,
            "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18}
-_QUANTITY = re.compile(r"^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)(?:([eE][+-]?\d{1,3})|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)\s*$")
+_QUANTITY = lazyre.compile(r"^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)(?:([eE][+-]?\d{1,3})|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)\s*$")
 
 
 def quantity(value: Any) -> int | None:
@@ -310,7 +312,7 @@ def _container(doc: Document, ctx: ParseContext, lines: _Lines, owner: str, pod:
                   markers=["spec:kubernetes"], index=at)
 
 
-_YAML_START = re.compile(r"^(?:---|apiVersion:|kind:|items:|metadata:|spec:|\{|\[)")
+_YAML_START = lazyre.compile(r"^(?:---|apiVersion:|kind:|items:|metadata:|spec:|\{|\[)")
 
 
 def _start(doc: Document) -> int:
@@ -348,10 +350,10 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         raise NotApplicable("no pod spec with containers")
 
 
-_K8S_KEY = re.compile(r"^\s*(?:-\s+)?(apiVersion|kind|containers|volumeMounts|hostNetwork|hostIPC|"
+_K8S_KEY = lazyre.compile(r"^\s*(?:-\s+)?(apiVersion|kind|containers|volumeMounts|hostNetwork|hostIPC|"
                       r"securityContext|restartPolicy|nodeSelector|tolerations|imagePullPolicy|volumes|"
                       r"template|resources)\s*:")
-_KIND = re.compile(r"^\s*(?:-\s+)?\"?kind\"?\s*:\s*\"?(Pod|Job|CronJob|Deployment|StatefulSet|DaemonSet|ReplicaSet|"
+_KIND = lazyre.compile(r"^\s*(?:-\s+)?\"?kind\"?\s*:\s*\"?(Pod|Job|CronJob|Deployment|StatefulSet|DaemonSet|ReplicaSet|"
                    r"PyTorchJob|MPIJob|TFJob|JobSet|LeaderWorkerSet|RayJob|RayCluster|List|PodTemplate)\b")
 
 

@@ -72,6 +72,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
@@ -83,6 +84,7 @@ from clusterdx.facts.parsers.docker_inspect import (
 )
 from clusterdx.facts.redact import redact_text, redact_value
 from clusterdx.facts.transcript import parse_prompt
+
 
 SAMPLE = """\
 #!/bin/bash
@@ -101,7 +103,7 @@ MAX_DEPTH = 4
 #: times) is read that far, with a warning, as each launch keeps the whole line as its command
 MAX_LAUNCHES_PER_LINE = 32
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_ASSIGN = lazyre.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", "(", ")", ";;"}
 
 # -- option tables: options that take no value (everything else takes one) ---------------------
@@ -670,7 +672,7 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         ctx.add(ContainerSpec, start, end, scope=Scope.container, **common)
 
 
-_EXPORT = re.compile(r"^\s*(?:export\s+)([A-Za-z_]\w*=.*)$")
+_EXPORT = lazyre.compile(r"^\s*(?:export\s+)([A-Za-z_]\w*=.*)$")
 
 
 def _exports(text: str) -> dict[str, str]:
@@ -696,10 +698,10 @@ _NUMACTL_OPTS = {
     "-p": "preferred", "--preferred": "preferred", "-i": "interleave", "--interleave": "interleave",
 }
 _NUMACTL_QUERY = {"-H", "--hardware", "-s", "--show", "-V", "--version", "--help", "-h"}
-_LITERAL_LIST = re.compile(r"^\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?){0,256}$")
-_CASE = re.compile(r"^\s*case\s+[\"']?\$\{?(\w+)\}?[\"']?\s+in\b")
-_ARM = re.compile(r"^\s*+\(?\s*+([\w*\"'|-]{1,40}?)\s*\)")
-_BIND_QUICK = re.compile(r"\b(?:numactl|taskset)\b")
+_LITERAL_LIST = lazyre.compile(r"^\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?){0,256}$")
+_CASE = lazyre.compile(r"^\s*case\s+[\"']?\$\{?(\w+)\}?[\"']?\s+in\b")
+_ARM = lazyre.compile(r"^\s*+\(?\s*+([\w*\"'|-]{1,40}?)\s*\)")
+_BIND_QUICK = lazyre.compile(r"\b(?:numactl|taskset)\b")
 
 
 def _literal(text: str) -> list[int]:
@@ -822,7 +824,7 @@ def _emit_exports(doc: Document, ctx: ParseContext, exports: dict[str, tuple[str
             filter="export lines of the script", container_markers=[])
 
 
-_SBATCH = re.compile(r"^\s*#SBATCH\s+(.*)$")
+_SBATCH = lazyre.compile(r"^\s*#SBATCH\s+(.*)$")
 
 
 def _sbatch(doc: Document, ctx: ParseContext, directives: list[tuple[int, str]]) -> None:
@@ -890,20 +892,20 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     _emit_exports(doc, ctx, exports)
 
 
-_QUICK = re.compile(r"\b(?:docker|podman|nerdctl|srun|mpirun|mpiexec|orterun|prterun|torchrun|torch\.distributed"
+_QUICK = lazyre.compile(r"\b(?:docker|podman|nerdctl|srun|mpirun|mpiexec|orterun|prterun|torchrun|torch\.distributed"
                     r"|kubectl|enroot|apptainer|singularity)\b")
-_LAUNCH_LINE = re.compile(
+_LAUNCH_LINE = lazyre.compile(
     r"^\s*(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env|numactl(?:\s+-\S+(?:\s+[\d,:-]+)?){0,6})\s+){0,8}"
     r"(?:\S*/)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:run|create)|srun|mpirun|mpiexec|torchrun"
     r"|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|kubectl\s+(?:run|exec)|enroot\s+start"
     r"|(?:apptainer|singularity)\s+(?:exec|run))\s+(?:-|\S+\s+-|\\$)"
 )
-_BIND_LINE = re.compile(
+_BIND_LINE = lazyre.compile(
     r"^\s*+(?:\(?\s*[\w*\"'|-]{1,40}\)\s*)?(?:(?:[A-Za-z_]\w*=\S*|exec|time|nohup|env)\s+){0,8}(?:\S*/)?"
     r"(?:numactl\s+(?:--(?:cpunodebind|cpubind|membind|physcpubind|preferred|interleave|localalloc)\b|-[NmCpil]\s?\S)"
     r"|taskset\s+(?:-a?c\s+|--cpu-list\s+)[0-9$])"
 )
-_NEUTRAL = re.compile(
+_NEUTRAL = lazyre.compile(
     r"^\s*(?:#|export\s|[A-Za-z_]\w*=|set\s|module\s|ml\s|source\s|\.\s|cd\s|echo\s|printf\s|if\s|then\b|fi\b|else\b"
     r"|elif\s|for\s|do\b|done\b|while\s|case\s|esac\b|mkdir\s|ulimit\s|trap\s|wait\b|exit\b|unset\s|declare\s"
     r"|local\s|function\s|\w+\s*\(\)|\{|\}|\(|\)|-{1,2}[A-Za-z]|\S+\s*\\$|[\w./-]+\.(?:py|sh)\b)"

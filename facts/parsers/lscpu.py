@@ -48,6 +48,7 @@ import json
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
@@ -55,6 +56,7 @@ from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import CpuInfo
 from clusterdx.facts.model.numa import NumaNode
 from clusterdx.facts.parsers._util import cpu_list
+
 
 SAMPLE = """\
 Architecture:             aarch64
@@ -74,9 +76,9 @@ NUMA:
   NUMA node1 CPU(s):
 """
 
-_KEY = re.compile(r"^(\s*)([A-Za-z][^:]{0,60}?):(\s*)(.*)$")
-_NUMA_NODE = re.compile(r"^NUMA node(\d+) CPU\(s\)$")
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?lscpu\b")
+_KEY = lazyre.compile(r"^(\s*)([A-Za-z][^:]{0,60}?):(\s*)(.*)$")
+_NUMA_NODE = lazyre.compile(r"^NUMA node(\d+) CPU\(s\)$")
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?lscpu\b")
 _KNOWN = {
     "Architecture", "CPU op-mode(s)", "Byte Order", "CPU(s)", "On-line CPU(s) list",
     "Off-line CPU(s) list", "Vendor ID", "Model name", "CPU family", "Thread(s) per core",

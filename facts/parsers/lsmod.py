@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.modules import RELEVANT_MODULES, KernelModule, KernelModulesSummary
+
 
 SAMPLE = """\
 Module                  Size  Used by
@@ -54,11 +56,11 @@ ib_uverbs             196608  2 rdma_ucm,mlx5_ib
 mlx5_core            2211840  1 mlx5_ib
 """
 
-_HEADER = re.compile(r"^\s*Module\s+Size\s+Used by\s*$")
-_LSMOD = re.compile(r"^\s*(\w+)\s+(\d+)\s+(-?\d+|-)(?:\s+(\S.*?))?\s*$")
-_PROC = re.compile(
+_HEADER = lazyre.compile(r"^\s*Module\s+Size\s+Used by\s*$")
+_LSMOD = lazyre.compile(r"^\s*(\w+)\s+(\d+)\s+(-?\d+|-)(?:\s+(\S.*?))?\s*$")
+_PROC = lazyre.compile(
     r"^\s*(\w+)\s+(\d+)\s+(\d+|-)\s+(\S+)\s+(Live|Loading|Unloading)\s+0x[0-9a-fA-F]+(?:\s+\(([A-Z+-]*)\))?\s*$")
-_FILTER = re.compile(r"\|\s*(?:grep|egrep|fgrep|rg|awk|sed|head|tail)\b|\bgrep\b")
+_FILTER = lazyre.compile(r"\|\s*(?:grep|egrep|fgrep|rg|awk|sed|head|tail)\b|\bgrep\b")
 _PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 
 

@@ -45,11 +45,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.pcie import PcieSwitchGroup, PcieTreeNode
 from clusterdx.facts.parsers.lspci_vvv import endpoint_kind, split_vendor
+
 
 SAMPLE = (
     "-+-[0000:00]-+-00.0  Intel Corporation Ice Lake Memory Map/VT-d\n"
@@ -60,14 +62,14 @@ SAMPLE = (
     "                                             \\-03.0-[1a]--\n"
 )
 
-_BUS_TOK = re.compile(r"\[(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2})\]")
-_DEV_TOK = re.compile(
+_BUS_TOK = lazyre.compile(r"\[(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2})\]")
+_DEV_TOK = lazyre.compile(
     r"(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])(?:-\[(?P<sec>[0-9a-fA-F]{2})(?:-(?P<sub>[0-9a-fA-F]{2}))?\])?")
-_FILTER_PREFIX = re.compile(r"^(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?=[0-1][0-9a-fA-F]\.[0-7])")
-_ROOT_LINE = re.compile(r"^(?:-\[|-\+-\[| [+\\]-\[)[0-9a-fA-F]{0,8}:?[0-9a-fA-F]{2}\]-")
-_CHILD = re.compile(r"(?:[+\\]-|--)[0-1][0-9a-fA-F]\.[0-7](?:-\[|  |$)")
-_DIAG = re.compile(r"^(?:pcilib|lspci|setpci)\s*:", re.I)
-_BASES = re.compile(r"^\s*(?:Region \d+: |Memory at |I/O ports at |\[virtual\] |\[enhanced\] )")
+_FILTER_PREFIX = lazyre.compile(r"^(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?=[0-1][0-9a-fA-F]\.[0-7])")
+_ROOT_LINE = lazyre.compile(r"^(?:-\[|-\+-\[| [+\\]-\[)[0-9a-fA-F]{0,8}:?[0-9a-fA-F]{2}\]-")
+_CHILD = lazyre.compile(r"(?:[+\\]-|--)[0-1][0-9a-fA-F]\.[0-7](?:-\[|  |$)")
+_DIAG = lazyre.compile(r"^(?:pcilib|lspci|setpci)\s*:", re.I)
+_BASES = lazyre.compile(r"^\s*(?:Region \d+: |Memory at |I/O ports at |\[virtual\] |\[enhanced\] )")
 
 
 @dataclass

@@ -79,11 +79,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.coverage import WHOLE, Coverage
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.pcie import PcieAcs, PcieAer, PcieAts, PcieDevice, PcieLink, PcieSummary
+
 
 SAMPLE = (
     "16:01.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0) (prog-if 00 [Normal decode])\n"
@@ -111,17 +113,17 @@ SAMPLE = (
 # -- device header and names (shared with lspci_tree) -------------------------------------------
 
 #: ``[domain:]bus:dev.fn class[ [cccc]]: description``
-HEADER = re.compile(
+HEADER = lazyre.compile(
     r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])"
     r"\s+(?P<cls>[A-Za-z0-9][A-Za-z0-9 /&,.()+-]{0,80}?)(?:\s*\[(?P<cc>[0-9a-fA-F]{4,6})\])?:\s+(?P<desc>.*?)\s*$"
 )
 # searched for: (?<!\s) starts each attempt at the beginning of a run of blanks, so a long run
 # costs one scan, not one per blank
-_PROGIF = re.compile(r"(?<!\s)\s*\(prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?\)\s*$")
-_REV = re.compile(r"(?<!\s)\s*\(rev ([0-9a-fA-F]{2})\)\s*$")
-_IDS = re.compile(r"(?<!\s)\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
-_UNNAMED_DEVICE = re.compile(r"^(?P<vendor>(?:.*\S)?)\s*\bDevice(?: (?P<id>[0-9a-fA-F]{4}))?$")
-_UNKNOWN_VENDOR = re.compile(r"^Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$")
+_PROGIF = lazyre.compile(r"(?<!\s)\s*\(prog-if [0-9a-fA-F]{2}(?: \[[^\]]*\])?\)\s*$")
+_REV = lazyre.compile(r"(?<!\s)\s*\(rev ([0-9a-fA-F]{2})\)\s*$")
+_IDS = lazyre.compile(r"(?<!\s)\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
+_UNNAMED_DEVICE = lazyre.compile(r"^(?P<vendor>(?:.*\S)?)\s*\bDevice(?: (?P<id>[0-9a-fA-F]{4}))?$")
+_UNKNOWN_VENDOR = lazyre.compile(r"^Device ([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$")
 
 #: vendor names as pci.ids spells them (longest first when matching)
 _VENDORS = sorted([
@@ -138,7 +140,7 @@ _VENDORS = sorted([
     "Dell", "Qualcomm Technologies, Inc", "Phison Electronics Corporation", "Toshiba Corporation",
     "Silicon Motion, Inc.", "Marvell Technology Group Ltd", "Aquantia Corp.", "Fungible, Inc.",
 ], key=len, reverse=True)
-_VENDOR_SUFFIX = re.compile(
+_VENDOR_SUFFIX = lazyre.compile(
     r"^(?P<vendor>.+?(?:Corporation|Corp\.?|Inc\.?|Incorporated|Ltd\.?|LLC|Limited|GmbH|AG|PLC|"
     r"Technologies|Technology|Co\.))(?:\s+(?P<device>.*))?$"
 )
@@ -146,9 +148,9 @@ _VENDOR_SUFFIX = re.compile(
 NVSWITCH_IDS = {"1af1", "22a3"}
 _GPU_CLASSES = {"3d controller", "vga compatible controller", "display controller"}
 _NET_CLASSES = {"ethernet controller", "infiniband controller", "network controller"}
-_NVIDIA_NOT_GPU = re.compile(r"Audio|USB|Serial|UCSI|SMBus|Bridge|bridge|Switch\b", re.I)
-_NIC_NAME = re.compile(r"Mellanox|ConnectX|BlueField|Elastic Fabric Adapter", re.I)
-_NIC_NOT = re.compile(r"Management Interface|SoC Management|DMA engine|Bridge", re.I)
+_NVIDIA_NOT_GPU = lazyre.compile(r"Audio|USB|Serial|UCSI|SMBus|Bridge|bridge|Switch\b", re.I)
+_NIC_NAME = lazyre.compile(r"Mellanox|ConnectX|BlueField|Elastic Fabric Adapter", re.I)
+_NIC_NOT = lazyre.compile(r"Management Interface|SoC Management|DMA engine|Bridge", re.I)
 
 
 def split_vendor(desc: str) -> tuple[str, str, str, str]:
@@ -230,20 +232,20 @@ def make_bdf(dom: str | None, bus: str, dev: str, fn: str) -> str:
 
 # -- capability lines ----------------------------------------------------------------------------
 
-_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ]{0,40}?):(?:\s|$)")
-_CAP = re.compile(r"^Capabilities:\s*(?:\[(?P<off>[0-9a-fA-F]+)(?: v\d+)?\]\s*(?P<name>.*)|(?P<other><.*>.*))$")
-_EXPRESS = re.compile(r"^Express\s+(?:\(v\d+\)\s+)?(?P<type>.*?)(?:\s*\(Slot[+-]\))?(?:,\s*(?:MSI|IntMsgNum).*)?$")
-_SPEED = re.compile(
+_KEY = lazyre.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ]{0,40}?):(?:\s|$)")
+_CAP = lazyre.compile(r"^Capabilities:\s*(?:\[(?P<off>[0-9a-fA-F]+)(?: v\d+)?\]\s*(?P<name>.*)|(?P<other><.*>.*))$")
+_EXPRESS = lazyre.compile(r"^Express\s+(?:\(v\d+\)\s+)?(?P<type>.*?)(?:\s*\(Slot[+-]\))?(?:,\s*(?:MSI|IntMsgNum).*)?$")
+_SPEED = lazyre.compile(
     r"Speed\s+(?:(?P<gts>\d+(?:\.\d+)?)\s*(?:GT/s|Gb/s|Gbps)|unknown|[^,(\s]*)\s*(?:\((?P<mark>[a-z]+)\))?", re.I)
-_WIDTH = re.compile(r"Width\s+x(?P<w>\d{1,3})\s*(?:\((?P<mark>[a-z]+)\))?")
-_TARGET = re.compile(r"Target Link Speed:\s*(?P<gts>\d+(?:\.\d+)?)\s*GT/s")
-_FLAG = re.compile(r"(?<![\w<>])([A-Za-z][A-Za-z0-9]*)([+-])(?=[\s,]|$)")
-_PAYLOAD = re.compile(r"MaxPayload\s+(\d{1,6})\s*bytes")
-_READREQ = re.compile(r"MaxReadReq\s+(\d{1,6})\s*bytes")
-_LANES = re.compile(r"LaneErr at lane:\s*(?P<lanes>[\d\s]*)")
-_SMALL_INT = re.compile(r"^-?\d{1,9}$")
-_DIAG = re.compile(r"^(?:pcilib|lspci|setpci)\s*:", re.I)
-_S_OPTION = re.compile(
+_WIDTH = lazyre.compile(r"Width\s+x(?P<w>\d{1,3})\s*(?:\((?P<mark>[a-z]+)\))?")
+_TARGET = lazyre.compile(r"Target Link Speed:\s*(?P<gts>\d+(?:\.\d+)?)\s*GT/s")
+_FLAG = lazyre.compile(r"(?<![\w<>])([A-Za-z][A-Za-z0-9]*)([+-])(?=[\s,]|$)")
+_PAYLOAD = lazyre.compile(r"MaxPayload\s+(\d{1,6})\s*bytes")
+_READREQ = lazyre.compile(r"MaxReadReq\s+(\d{1,6})\s*bytes")
+_LANES = lazyre.compile(r"LaneErr at lane:\s*(?P<lanes>[\d\s]*)")
+_SMALL_INT = lazyre.compile(r"^-?\d{1,9}$")
+_DIAG = lazyre.compile(r"^(?:pcilib|lspci|setpci)\s*:", re.I)
+_S_OPTION = lazyre.compile(
     r"-\w*s\s*(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\b")
 _DETAIL_KEYS = {
     "Subsystem", "Control", "Status", "Latency", "Interrupt", "Capabilities", "Kernel driver in use",
@@ -255,12 +257,12 @@ _LINK_KEYS = {"LnkCap", "LnkSta", "LnkCtl", "ACSCtl", "ACSCap", "CESta", "UESta"
 #: capability detail keys accepted at the top indentation too (``lspci -vv | grep LnkSta`` output)
 _CAP_KEYS = {"LnkCap", "LnkSta", "LnkCtl2", "LaneErrStat", "ACSCap", "ACSCtl", "ATSCtl", "CESta", "UESta",
              "DevCap", "DevCtl"}
-_HEXDUMP = re.compile(r"^[0-9a-fA-F]{2,3}:(?: [0-9a-fA-F]{2}){1,16}\s*$")
+_HEXDUMP = lazyre.compile(r"^[0-9a-fA-F]{2,3}:(?: [0-9a-fA-F]{2}){1,16}\s*$")
 #: ``BDF[:] LnkCap: ... LnkSta: ...``: a loop's label and the capability lines it joined onto one line
-_ONE_LINE = re.compile(
+_ONE_LINE = lazyre.compile(
     r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-1][0-9a-fA-F])\.(?P<fn>[0-7])"
     r"[:\s]\s*(?=(?:LnkCap|LnkSta|LnkCtl2|ACSCap|ACSCtl|ATSCtl|CESta|UESta)\s*:)")
-_ONE_LINE_KEY = re.compile(r"\b(LnkCap|LnkSta|LnkCtl2|ACSCap|ACSCtl|ATSCtl|CESta|UESta)\s*:")
+_ONE_LINE_KEY = lazyre.compile(r"\b(LnkCap|LnkSta|LnkCtl2|ACSCap|ACSCtl|ATSCtl|CESta|UESta)\s*:")
 _PORT_KINDS = {"Root Port": "root_port", "Upstream Port": "switch_port", "Downstream Port": "switch_port"}
 
 

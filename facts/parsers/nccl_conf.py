@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.ncclcfg import NcclConfSetting
 from clusterdx.facts.redact import redact_value
+
 
 SAMPLE = """\
 # site defaults
@@ -46,8 +48,8 @@ NCCL_IB_QPS_PER_CONNECTION = 4
 NCCL_SOCKET_IFNAME=bond0
 """
 
-_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
-_FILE_CMD = re.compile(r"\b(?:cat|less|more|head|tail|bat|grep\s+(?:-\S+\s+)*\S+)\s+(?:-\S+\s+)*(\S*nccl\.conf)\b")
+_LINE = lazyre.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+_FILE_CMD = lazyre.compile(r"\b(?:cat|less|more|head|tail|bat|grep\s+(?:-\S+\s+)*\S+)\s+(?:-\S+\s+)*(\S*nccl\.conf)\b")
 MAX_LINES = 2000
 
 

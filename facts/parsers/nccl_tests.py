@@ -47,13 +47,14 @@ Examples:
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.nccltests import NcclTestsDevice, NcclTestsResult, NcclTestsRun
+
 
 SAMPLE = """\
 # nccl-tests version 2.17.6 nccl-headers=22105 nccl-library=22105
@@ -73,24 +74,24 @@ SAMPLE = """\
 # Avg bus bandwidth    : 98.6
 """
 
-_TAG = re.compile(r"^(?:\s*(\d+): ?|\[(\d+,\d+)\]<\w+>:\s?)")
-_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?")
-_STARTING = re.compile(r"^#\s*Collective test (starting|concluded): (\S+)")
-_PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
-_STEP = re.compile(r"step: (\d+)\((factor|bytes)\)")
-_ITERS = re.compile(r"warmup iters: (\d+) iters: (\d+)")
-_AGG = re.compile(r"agg iters: (\d+)")
-_VALIDATION = re.compile(r"validation: (\d+)")
-_GRAPH = re.compile(r"graph: (\d+)")
+_TAG = lazyre.compile(r"^(?:\s*(\d+): ?|\[(\d+,\d+)\]<\w+>:\s?)")
+_TESTS_VERSION = lazyre.compile(r"^#\s*nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?")
+_STARTING = lazyre.compile(r"^#\s*Collective test (starting|concluded): (\S+)")
+_PARAMS = lazyre.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
+_STEP = lazyre.compile(r"step: (\d+)\((factor|bytes)\)")
+_ITERS = lazyre.compile(r"warmup iters: (\d+) iters: (\d+)")
+_AGG = lazyre.compile(r"agg iters: (\d+)")
+_VALIDATION = lazyre.compile(r"validation: (\d+)")
+_GRAPH = lazyre.compile(r"graph: (\d+)")
 #: the host may be blank ("Pid 4349 on        device  0": no hostname, or the user cut it out)
-_DEVICE = re.compile(
+_DEVICE = lazyre.compile(
     r"^#\s*Rank\s+(\d+)(?:\s+Group\s+(\d+))?\s+Pid\s+(\d+)\s+on\s+(?:(?!device\s)(\S+)\s+)?device\s+(\d+)\s+"
     r"\[([^\]]*)\]\s*(.*?)\s*$")
-_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
-_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?")
-_FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
-_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
-_BINARY = re.compile(r"\b([a-z_]+)_perf(?:_mpi)?\b")
+_OOB = lazyre.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+_AVG = lazyre.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?")
+_FAILURE = lazyre.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
+_NCCL_VERSION = lazyre.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_BINARY = lazyre.compile(r"\b([a-z_]+)_perf(?:_mpi)?\b")
 
 _MAX_PROBLEMS = 50
 

@@ -76,11 +76,13 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Iterator
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.nsys import NsysKernelSum, NsysKernelTotals, NsysProfile, NsysStepStats
 from clusterdx.facts.parsers.nsys_stats import MAX_NAME, MAX_ROWS, kernel_category
+
 
 SAMPLE = """\
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
@@ -139,11 +141,11 @@ _STEP_PATTERNS = (
     re.compile(r"^(?:forward[ _-]?backward|fwd[ _-]?bwd)\w*$"),
     re.compile(r"(?:step|iteration)"),
 )
-_NOT_STEP = re.compile(r"optim|lr[ _]|sched|zero_grad|ema|warm|eval|valid|data|load|ckpt|checkpoint|"
+_NOT_STEP = lazyre.compile(r"optim|lr[ _]|sched|zero_grad|ema|warm|eval|valid|data|load|ckpt|checkpoint|"
                        r"save|nccl|log")
 # a trailing "_3", "#2", " 1/4" (a rank or a run number), matched on the reversed name: anchored
 # there, one attempt, where searching for it from every position of a long digit run is quadratic
-_TRAILING_NUMBER_REVERSED = re.compile(r"^\s*\d+(?:\s*/\s*\d+)?[\s_#:=/-]*")
+_TRAILING_NUMBER_REVERSED = lazyre.compile(r"^\s*\d+(?:\s*/\s*\d+)?[\s_#:=/-]*")
 
 _READ_ACTIONS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION}
 _DUMP_ACTIONS = _READ_ACTIONS | {sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_INDEX,
@@ -778,7 +780,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     _run(conn, ctx, deadline, _profile_name(doc))
 
 
-_DUMP_TABLE = re.compile(r'^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\s+(?:IF\s+NOT\s+EXISTS\s+)?["\'`\[]?'
+_DUMP_TABLE = lazyre.compile(r'^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\s+(?:IF\s+NOT\s+EXISTS\s+)?["\'`\[]?'
                          r"(CUPTI_ACTIVITY_KIND_\w+|NVTX_EVENTS|TARGET_INFO_\w+|ANALYSIS_DETAILS|"
                          r"StringIds|OSRT_API)\b", re.I)
 

@@ -45,11 +45,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.nsys import (NsysApiSum, NsysKernelSum, NsysKernelTotals, NsysNvtxSum,
                                         NsysOsrtSum)
+
 
 SAMPLE = """\
 Processing [rank0.sqlite] with [/opt/nvidia/nsight-systems/2025.3.2/host-linux-x64/reports/cuda_gpu_kern_sum.py]...
@@ -69,10 +71,10 @@ _MAX_WARNINGS = 50
 
 # -- kernel categories ---------------------------------------------------------------------------
 
-_NCCL = re.compile(r"nccl", re.I)
-_NVSHMEM = re.compile(r"nvshmem|deep_?ep|hybrid_?ep|\bmoe_comm", re.I)
-_ATTENTION = re.compile(r"flash|fmha|attention|attn|sdpa|\bmha|xformers|_mha_|paged_?kv|mla_", re.I)
-_GEMM = re.compile(r"gemm|gemv|xmma|cublas|cutlass|matmul|nvjet|wgmma|hgmma|s16816|h1688|s884|sm\d+_xmma", re.I)
+_NCCL = lazyre.compile(r"nccl", re.I)
+_NVSHMEM = lazyre.compile(r"nvshmem|deep_?ep|hybrid_?ep|\bmoe_comm", re.I)
+_ATTENTION = lazyre.compile(r"flash|fmha|attention|attn|sdpa|\bmha|xformers|_mha_|paged_?kv|mla_", re.I)
+_GEMM = lazyre.compile(r"gemm|gemv|xmma|cublas|cutlass|matmul|nvjet|wgmma|hgmma|s16816|h1688|s884|sm\d+_xmma", re.I)
 
 
 def kernel_category(name: str) -> str:
@@ -115,18 +117,18 @@ _OLD_TITLES = {
     "nvtx range statistics": "nvtx",
 }
 
-_PROCESSING = re.compile(r"^\s*Processing \[(.*?)\] with \[(.*?)\]\.*\s*$")
-_REPORT_IN_PATH = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z0-9_]+?)(?:\.py)?(?::[^/\\]*)?$")
-_TITLE = re.compile(r"^\s*\*\*\s+(.*?)\s*\(([A-Za-z0-9_]+)(?::[^)]*)?\)\s*:\s*$")
-_OLD_TITLE = re.compile(r"^\s*([A-Za-z][A-Za-z -]*Statistics)(?:\s*\([^)]*\))?\s*:\s*$")
-_SKIPPED = re.compile(r"^\s*SKIPPED:\s.*does not contain", re.I)
-_DASHES = re.compile(r"^\s*-{3,}(?:\s+-{2,})+\s*$")
-_COL_UNIT = re.compile(r"^((?:.*\S)?)\s*\(\s*(ns|us|µs|μs|ms|s|sec|%)\s*\)$")
-_REPORT_FROM_NAME = re.compile(
+_PROCESSING = lazyre.compile(r"^\s*Processing \[(.*?)\] with \[(.*?)\]\.*\s*$")
+_REPORT_IN_PATH = lazyre.compile(r"(?<![A-Za-z0-9_])([A-Za-z0-9_]+?)(?:\.py)?(?::[^/\\]*)?$")
+_TITLE = lazyre.compile(r"^\s*\*\*\s+(.*?)\s*\(([A-Za-z0-9_]+)(?::[^)]*)?\)\s*:\s*$")
+_OLD_TITLE = lazyre.compile(r"^\s*([A-Za-z][A-Za-z -]*Statistics)(?:\s*\([^)]*\))?\s*:\s*$")
+_SKIPPED = lazyre.compile(r"^\s*SKIPPED:\s.*does not contain", re.I)
+_DASHES = lazyre.compile(r"^\s*-{3,}(?:\s+-{2,})+\s*$")
+_COL_UNIT = lazyre.compile(r"^((?:.*\S)?)\s*\(\s*(ns|us|µs|μs|ms|s|sec|%)\s*\)$")
+_REPORT_FROM_NAME = lazyre.compile(
     r"(cuda_gpu_kern_sum|gpukernsum|cuda_api_sum|cudaapisum|osrt_sum|osrtsum|nvtx_sum|nvtxsum|"
     r"nvtxppsum|nvtx_pushpop_sum|nvtx_startend_sum|nvtxsesum)")
-_REPORT_IN_COMMAND = re.compile(r"(?:--report|-r)[ =]\s*([\w:,]+)")
-_CSV_HEAD = re.compile(r"^\s*\"?Time ?\(%\)\"?,")
+_REPORT_IN_COMMAND = lazyre.compile(r"(?:--report|-r)[ =]\s*([\w:,]+)")
+_CSV_HEAD = lazyre.compile(r"^\s*\"?Time ?\(%\)\"?,")
 
 _UNIT_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "sec": 1e9}
 

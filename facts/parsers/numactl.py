@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.numa import NumaNode
+
 
 SAMPLE = """\
 available: 2 nodes (0-1)
@@ -58,12 +60,12 @@ node     0    1
 """
 
 # digit counts are bounded so a corrupted number cannot overflow a float or int conversion
-_AVAILABLE = re.compile(r"^\s*available:\s*(\d{1,6})\s+nodes?\b")
-_NODE = re.compile(r"^\s*node\s+(\d{1,6})\s+(cpus|size|free):\s*(.*?)\s*$")
-_MB = re.compile(r"^(\d{1,15}(?:\.\d{1,6})?)\s*(MB|GB|kB)?$")
-_HEADER = re.compile(r"^\s*node(?:\s+\d{1,6})+\s*$")
-_ROW = re.compile(r"^\s*(\d{1,6}):((?:\s+\d{1,6})+)\s*$")
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?numactl\b")
+_AVAILABLE = lazyre.compile(r"^\s*available:\s*(\d{1,6})\s+nodes?\b")
+_NODE = lazyre.compile(r"^\s*node\s+(\d{1,6})\s+(cpus|size|free):\s*(.*?)\s*$")
+_MB = lazyre.compile(r"^(\d{1,15}(?:\.\d{1,6})?)\s*(MB|GB|kB)?$")
+_HEADER = lazyre.compile(r"^\s*node(?:\s+\d{1,6})+\s*$")
+_ROW = lazyre.compile(r"^\s*(\d{1,6}):((?:\s+\d{1,6})+)\s*$")
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?\S*[$#%>]\s*(?:sudo\s+)?numactl\b")
 
 
 def sniff(doc: Document) -> float:

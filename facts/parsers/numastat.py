@@ -38,10 +38,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.process import NumaMemory
+
 
 SAMPLE = """\
 Per-node process memory usage (in MBs) for PID 2214097 (python3)
@@ -55,14 +57,14 @@ Private                  61248.77         3112.52        64361.29
 Total                    61661.21         3112.52        64773.73
 """
 
-_TITLE = re.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d+) \((.*)\))?\s*$")
+_TITLE = lazyre.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d+) \((.*)\))?\s*$")
 _MAX_NODE = 4095
-_HEADER = re.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s*)+)(Total)?\s*$")
-_DASHES = re.compile(r"^[\s-]+$")
+_HEADER = lazyre.compile(r"^\s*(?:PID\s+)?((?:Node\s+\d+\s*)+)(Total)?\s*$")
+_DASHES = lazyre.compile(r"^[\s-]+$")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
-_NUM_TOKEN = re.compile(_NUM)
-_PROC_HEAD = re.compile(r"^\s*(\d+)\s+\(")
-_TOKEN = re.compile(r"\S+")
+_NUM_TOKEN = lazyre.compile(_NUM)
+_PROC_HEAD = lazyre.compile(r"^\s*(\d+)\s+\(")
+_TOKEN = lazyre.compile(r"\S+")
 
 
 def _row(line: str) -> tuple[str, str] | None:
@@ -94,7 +96,7 @@ def _proc_row(line: str) -> tuple[str, str, str] | None:
         return None
     label = row[0]
     return m.group(1), label[label.index("(") + 1:-1], row[1]
-_PROMPT = re.compile(r"^\s*\$\s")
+_PROMPT = lazyre.compile(r"^\s*\$\s")
 
 
 @dataclass

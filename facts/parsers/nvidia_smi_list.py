@@ -34,19 +34,21 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.gpu import GpuDevice, GpuSummary
+
 
 SAMPLE = """GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-5b1c1f0e-3a44-9c1d-8e0b-2f6d0c7a1b11)
 GPU 1: NVIDIA A100 80GB PCIe (UUID: GPU-0d7e2a91-6c55-4e2b-b1a0-9a3f4c8e2d22)
   MIG 3g.40gb     Device  0: (UUID: MIG-1e2f3a4b-5c6d-5e7f-8a9b-0c1d2e3f4a5b)
 """
 
-_GPU = re.compile(r"^\s{0,4}GPU (\d{1,3}): (\S[^(\n]{0,80}?)\s{0,4}\(UUID: (GPU-[0-9a-fA-F-]{8,40})\)\s*$")
-_MIG = re.compile(r"^\s{1,12}MIG \S{1,20}\s{1,10}Device\s{1,4}\d{1,3}: \(UUID: MIG-[0-9a-fA-F-]{8,40}\)\s*$")
-_FAILED = re.compile(r"^\s*(No devices were found|NVIDIA-SMI has failed because[^\n]{0,200})")
+_GPU = lazyre.compile(r"^\s{0,4}GPU (\d{1,3}): (\S[^(\n]{0,80}?)\s{0,4}\(UUID: (GPU-[0-9a-fA-F-]{8,40})\)\s*$")
+_MIG = lazyre.compile(r"^\s{1,12}MIG \S{1,20}\s{1,10}Device\s{1,4}\d{1,3}: \(UUID: MIG-[0-9a-fA-F-]{8,40}\)\s*$")
+_FAILED = lazyre.compile(r"^\s*(No devices were found|NVIDIA-SMI has failed because[^\n]{0,200})")
 
 
 def sniff(doc: Document) -> float:

@@ -54,11 +54,13 @@ from __future__ import annotations
 import csv
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.gpu import GpuFabric, GpuNvlink, GpuNvlinkErrors, GpuNvlinkSummary, GpuPcie
 from clusterdx.facts.parsers.nvidia_smi_q import integer, norm_bus_id, number, slug, word
+
 
 SAMPLE = (
     "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-4b1d5c7e-9a2f-7c63-1e0b-55a8d3f2c901)\n"
@@ -84,12 +86,12 @@ SAMPLE_FABRIC = (
     "1, 00000009:01:00.0, In Progress, N/A\n"
 )
 
-_GPU = re.compile(r"^\s*GPU\s+(\d{1,4}):\s*(.*?)\s*(?:\(UUID:\s*([^)]*?)\s*\))?\s*$")
-_LINK = re.compile(r"^\s*Link\s+(\d{1,3})\s*:\s*(.*?)\s*$")
-_SPEED = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
-_INACTIVE = re.compile(r"^<?\s*inactive\s*>?$", re.I)
-_ALL_INACTIVE = re.compile(r"all links are in\s*active", re.I)
-_COUNTER = re.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.*?)\s*$")
+_GPU = lazyre.compile(r"^\s*GPU\s+(\d{1,4}):\s*(.*?)\s*(?:\(UUID:\s*([^)]*?)\s*\))?\s*$")
+_LINK = lazyre.compile(r"^\s*Link\s+(\d{1,3})\s*:\s*(.*?)\s*$")
+_SPEED = lazyre.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
+_INACTIVE = lazyre.compile(r"^<?\s*inactive\s*>?$", re.I)
+_ALL_INACTIVE = lazyre.compile(r"all links are in\s*active", re.I)
+_COUNTER = lazyre.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.*?)\s*$")
 
 #: the BER nvidia-smi prints for a link without errors
 BER_BASELINE = 15e-255
@@ -263,8 +265,8 @@ def parse_errors(doc: Document, ctx: ParseContext) -> None:
 
 # -- --query-gpu CSV ------------------------------------------------------------------------------
 
-_QUERY_NAME = re.compile(r"^[a-z][a-z_0-9]*(?:\.[a-zA-Z_0-9]+)*(?:\s*\[[^\]]*\])?$")
-_QUERY_CMD = re.compile(r"--query-gpu[=\s]+([\w.,]+)")
+_QUERY_NAME = lazyre.compile(r"^[a-z][a-z_0-9]*(?:\.[a-zA-Z_0-9]+)*(?:\s*\[[^\]]*\])?$")
+_QUERY_CMD = lazyre.compile(r"--query-gpu[=\s]+([\w.,]+)")
 _FABRIC_COLS = {"fabric.state": "state", "fabric.status": "status", "fabric.cliqueid": "clique_id",
                 "fabric.clusteruuid": "cluster_uuid", "fabric.health.summary": "health",
                 "fabric.health.bandwidth": "bandwidth"}

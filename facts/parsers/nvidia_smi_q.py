@@ -70,12 +70,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.gpu import (
     GpuClocks, GpuDevice, GpuEcc, GpuFabric, GpuPcie, GpuSummary, GpuTemperature, GpuThrottle,
 )
+
 
 SAMPLE = """\
 ==============NVSMI LOG==============
@@ -111,8 +113,8 @@ FACTS = ("gpu.device", "gpu.pcie", "gpu.clocks", "gpu.throttle", "gpu.ecc", "gpu
 
 # -- value helpers (shared with the XML parser) ---------------------------------------------------
 
-_BUS = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
-_NUM = re.compile(r"^([+-]?\d{1,15}(?:\.\d{1,15})?)\s*(?:[A-Za-z/%()]+(?:\s*[A-Za-z/%()]+)?)?$")
+_BUS = lazyre.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+_NUM = lazyre.compile(r"^([+-]?\d{1,15}(?:\.\d{1,15})?)\s*(?:[A-Za-z/%()]+(?:\s*[A-Za-z/%()]+)?)?$")
 _MISSING = {"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown error", "[unknown error]",
             "insufficient permissions", "[insufficient permissions]", "gpu requires reset",
             "[gpu requires reset]", "not available"}
@@ -566,15 +568,15 @@ def emit_all(ctx: ParseContext, blocks: list[Block], keys: Keys, driver: str, cu
 
 # -- text layout ----------------------------------------------------------------------------------
 
-_BANNER = re.compile(r"(?<!=)=+\s*NVSMI LOG\s*=")
-_GPU_HEAD = re.compile(r"^(\s*)GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_BANNER = lazyre.compile(r"(?<!=)=+\s*NVSMI LOG\s*=")
+_GPU_HEAD = lazyre.compile(r"^(\s*)GPU\s+((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 # "key    : value": the key runs to the first blanks-then-colon; a blank run is taken into the key
 # only when a word follows it, so a long blank run is scanned once (the lazy ``(\S.*?)\s+:`` took
 # quadratic time on it)
-_LEAF = re.compile(r"^( *)(\S(?:\S|\s+(?=[^\s:]))*)\s+:(?:\s(.*))?$")
-_UNREACHABLE = re.compile(
+_LEAF = lazyre.compile(r"^( *)(\S(?:\S|\s+(?=[^\s:]))*)\s+:(?:\s(.*))?$")
+_UNREACHABLE = lazyre.compile(
     r"device handle for GPU\s*((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])", re.I)
-_FAILURE = re.compile(
+_FAILURE = lazyre.compile(
     r"(No devices were found|NVIDIA-SMI has failed[^\n]*|Failed to initialize NVML[^\n]*|"
     r"Unable to determine the device handle[^\n]*)", re.I)
 _KNOWN_KEYS = ("product name", "gpu uuid", "persistence mode", "performance state", "vbios version",

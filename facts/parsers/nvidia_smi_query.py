@@ -59,6 +59,7 @@ from __future__ import annotations
 import csv
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
@@ -69,6 +70,7 @@ from clusterdx.facts.model.gpu_process import GpuProcess
 from clusterdx.facts.parsers.nvidia_smi_q import (
     _FAILURE, _reason_name, flag, gpu_index_from_command, integer, norm_bus_id, number, word,
 )
+
 
 SAMPLE = """\
 index, name, pci.bus_id, pcie.link.gen.current, pcie.link.gen.max, pcie.link.width.current, \
@@ -161,9 +163,9 @@ _PREFIXES = ("clocks.", "power.", "temperature.", "pcie.", "ecc.", "utilization.
 #: the fields the narrower ``nvidia-smi-query-gpu`` format reads in full
 _NARROW = {"index", "pci.bus_id", "pstate", *_FABRIC, *_PCIE}
 
-_NAME = re.compile(r"^[a-z][a-z_0-9]*(?:\.[a-zA-Z_0-9]+)*(?:\s*\[[^\]]*\])?$")
-_CMD = re.compile(r"--query-(gpu|compute-apps|accounted-apps)[=\s]+([\w.,]+)")
-_FORMAT_OPT = re.compile(r"--format[=\s]+([\w,]+)")
+_NAME = lazyre.compile(r"^[a-z][a-z_0-9]*(?:\.[a-zA-Z_0-9]+)*(?:\s*\[[^\]]*\])?$")
+_CMD = lazyre.compile(r"--query-(gpu|compute-apps|accounted-apps)[=\s]+([\w.,]+)")
+_FORMAT_OPT = lazyre.compile(r"--format[=\s]+([\w,]+)")
 
 
 def canon(cell: str) -> str:

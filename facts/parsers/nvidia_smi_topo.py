@@ -48,11 +48,13 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.topo import TopoGpu, TopoLink, TopoNic
 from clusterdx.facts.parsers._util import cpu_list
+
 
 SAMPLE = (
     "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
@@ -75,13 +77,13 @@ SAMPLE = (
 _AFFINITY = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 #: GPUs, NICs and NVSwitches of one node: a few dozen; more means a mangled header
 _MAX_DEVICES = 1024
-_LINK = re.compile(r"^(?:SYS|NODE|PHB|PXB|PIX|NV\d+|X)$")
+_LINK = lazyre.compile(r"^(?:SYS|NODE|PHB|PXB|PIX|NV\d+|X)$")
 _RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
-_GPU = re.compile(r"^GPU([0-9]{1,6})$")
-_NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
-_HEADER = re.compile(r"^[ \t]+GPU0(?:[ \t]|$)")
+_GPU = lazyre.compile(r"^GPU([0-9]{1,6})$")
+_NIC_LEGEND = lazyre.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
+_HEADER = lazyre.compile(r"^[ \t]+GPU0(?:[ \t]|$)")
 #: a row may be indented when the whole matrix was pasted into a ticket as a block (four spaces)
-_ROW = re.compile(r"^[ \t]{0,8}(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
+_ROW = lazyre.compile(r"^[ \t]{0,8}(?:GPU\d+|NIC\d+|mlx5_\d+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)(?:\s|$)")
 
 
 def sniff(doc: Document) -> float:

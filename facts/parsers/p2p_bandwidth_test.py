@@ -48,10 +48,12 @@ from __future__ import annotations
 import re
 from statistics import median
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.p2ptest import P2pTestAccess, P2pTestCompare, P2pTestDevice, P2pTestSummary
+
 
 SAMPLE = (
     "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n"
@@ -69,14 +71,14 @@ SAMPLE = (
     "     1   2.12 672.33\n"
 )
 
-_TITLE = re.compile(r"\[P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test\]|p2pBandwidthLatencyTest", re.I)
-_DEVICE = re.compile(r"^\s*Device:\s*(\d{1,3}),\s*([^,]{1,80}?),\s*pciBusID:\s*([0-9a-fA-F]{1,4})"
+_TITLE = lazyre.compile(r"\[P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test\]|p2pBandwidthLatencyTest", re.I)
+_DEVICE = lazyre.compile(r"^\s*Device:\s*(\d{1,3}),\s*([^,]{1,80}?),\s*pciBusID:\s*([0-9a-fA-F]{1,4})"
                      r"(?:,\s*pciDeviceID:\s*[0-9a-fA-F]{1,4})?(?:,\s*pciDomainID:\s*([0-9a-fA-F]{1,8}))?")
-_ACCESS = re.compile(r"^\s*Device\s*=\s*(\d{1,3})\s+(CAN|CANNOT)\s+Access\s+Peer\s+Device\s*=\s*(\d{1,3})\s*$", re.I)
-_MATRIX = re.compile(r"^\s*(Unidirectional|Bidirectional)\s+P2P\s*=\s*(Enabled|Disabled)\s+Bandwidth\b.*Matrix", re.I)
-_OTHER_HEAD = re.compile(r"^\s*(?:P2P\s*=\s*(?:Enabled|Disabled)\s+Latency|P2P Connectivity Matrix|Unidirectional|Bidirectional)", re.I)
-_ROW = re.compile(r"^\s*(\d{1,3})((?:\s+\d{1,6}(?:\.\d{1,4})?)+)\s*$")
-_HEADER_ROW = re.compile(r"^\s*D\\D(?:\s+\d{1,3})+\s*$")
+_ACCESS = lazyre.compile(r"^\s*Device\s*=\s*(\d{1,3})\s+(CAN|CANNOT)\s+Access\s+Peer\s+Device\s*=\s*(\d{1,3})\s*$", re.I)
+_MATRIX = lazyre.compile(r"^\s*(Unidirectional|Bidirectional)\s+P2P\s*=\s*(Enabled|Disabled)\s+Bandwidth\b.*Matrix", re.I)
+_OTHER_HEAD = lazyre.compile(r"^\s*(?:P2P\s*=\s*(?:Enabled|Disabled)\s+Latency|P2P Connectivity Matrix|Unidirectional|Bidirectional)", re.I)
+_ROW = lazyre.compile(r"^\s*(\d{1,3})((?:\s+\d{1,6}(?:\.\d{1,4})?)+)\s*$")
+_HEADER_ROW = lazyre.compile(r"^\s*D\\D(?:\s+\d{1,3})+\s*$")
 
 
 def sniff(doc: Document) -> float:

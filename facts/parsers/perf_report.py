@@ -50,12 +50,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.perf import PerfProfile, PerfSymbolFamily, PerfSymbolShare
 from clusterdx.facts.model.platform import KernelVersion
 from clusterdx.facts.parsers.dmesg import page_size_hint
+
 
 SAMPLE = """\
 # Total Lost Samples: 0
@@ -75,21 +77,21 @@ SAMPLE = """\
 MIN_SHARE = 0.05
 MAX_ROWS = 500
 
-_SAMPLES = re.compile(r"^#\s*Samples:\s*([\d.]+)\s*([KMGkmg]?)\s+of event\s+'(.*)'\s*$")
+_SAMPLES = lazyre.compile(r"^#\s*Samples:\s*([\d.]+)\s*([KMGkmg]?)\s+of event\s+'(.*)'\s*$")
 # perf from the 2.6.3x era printed '# Events: 48K cycles'
-_EVENTS_OLD = re.compile(r"^#\s*Events:\s*([\d.]+)\s*([KMGkmg]?)\s+(\S.*?)\s*$")
-_EVENT_COUNT = re.compile(r"^#\s*Event count \(approx\.\):\s*(\d+)")
-_LOST = re.compile(r"^#\s*Total Lost Samples:\s*(\d+)")
-_OS_RELEASE = re.compile(r"^#\s*os release\s*:\s*(\S+)")
-_ARCH = re.compile(r"^#\s*arch\s*:\s*(\S+)")
-_HEADER = re.compile(r"^#\s+(Overhead|Children)\b")
-_DOTS = re.compile(r"^#\s+\.+(?:\s+\.+)*\s*$")
-_ROW = re.compile(r"^\s*\d+(?:\.\d+)?%")
-_FLAT_CHAIN = re.compile(r"^\s*\d+(?:\.\d+)?%\s*$")
-_FOLDED_CHAIN = re.compile(r"^\d+(?:\.\d+)?% [^\s\[]\S*$")
-_MARKER = re.compile(r"(?:^|\s)\[([k.guH])\]\s+(\S.*?)\s*$")
+_EVENTS_OLD = lazyre.compile(r"^#\s*Events:\s*([\d.]+)\s*([KMGkmg]?)\s+(\S.*?)\s*$")
+_EVENT_COUNT = lazyre.compile(r"^#\s*Event count \(approx\.\):\s*(\d+)")
+_LOST = lazyre.compile(r"^#\s*Total Lost Samples:\s*(\d+)")
+_OS_RELEASE = lazyre.compile(r"^#\s*os release\s*:\s*(\S+)")
+_ARCH = lazyre.compile(r"^#\s*arch\s*:\s*(\S+)")
+_HEADER = lazyre.compile(r"^#\s+(Overhead|Children)\b")
+_DOTS = lazyre.compile(r"^#\s+\.+(?:\s+\.+)*\s*$")
+_ROW = lazyre.compile(r"^\s*\d+(?:\.\d+)?%")
+_FLAT_CHAIN = lazyre.compile(r"^\s*\d+(?:\.\d+)?%\s*$")
+_FOLDED_CHAIN = lazyre.compile(r"^\d+(?:\.\d+)?% [^\s\[]\S*$")
+_MARKER = lazyre.compile(r"(?:^|\s)\[([k.guH])\]\s+(\S.*?)\s*$")
 # compiler clones (foo.isra.0, foo.constprop.0) belong to foo's family
-_CLONE = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$")
+_CLONE = lazyre.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$")
 
 _PCT_COLS = {"Overhead", "Children", "Self", "guest sys", "guest usr", "sys", "usr"}
 _MULT = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000}

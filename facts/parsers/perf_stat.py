@@ -47,11 +47,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.coverage import WHOLE
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import CyclesRefRatio, EffectiveFreq, PerfCounter, PerfStatRun
+
 
 SAMPLE = """\
  Performance counter stats for process id '481203':
@@ -71,19 +73,19 @@ _SW_EVENTS = {"task-clock", "cpu-clock", "context-switches", "cs", "cpu-migratio
               "page-faults", "faults", "major-faults", "minor-faults", "alignment-faults",
               "emulation-faults", "duration_time", "user_time", "system_time"}
 _NOT = ("<not supported>", "<not counted>")
-_HEADER = re.compile(r"Performance counter stats for (.*?)(?:\s*\((\d{1,9}) runs\))?\s*:\s*$")
-_TIME = re.compile(r"^\s*([\d.,]{1,30})\s*(?:\+-\s*[\d.,]{1,30}\s*)?seconds (time elapsed|user|sys)\b")
+_HEADER = lazyre.compile(r"Performance counter stats for (.*?)(?:\s*\((\d{1,9}) runs\))?\s*:\s*$")
+_TIME = lazyre.compile(r"^\s*([\d.,]{1,30})\s*(?:\+-\s*[\d.,]{1,30}\s*)?seconds (time elapsed|user|sys)\b")
 _AGGR = r"CPU\d{1,6}|S\d{1,4}(?:-D\d{1,4})?(?:-[CLN]\d{1,6})?|N\d{1,4}|D\d{1,4}"
-_HUMAN = re.compile(
+_HUMAN = lazyre.compile(
     r"^\s*(?:(?P<interval>\d{1,9}\.\d{1,12})\s+)?"
     rf"(?:(?P<aggr>{_AGGR})\s+(?:(?P<ncpus>\d{{1,6}})\s+)?)?"
     r"(?P<value><not supported>|<not counted>|\d[\d.,]{0,40})\s+(?P<rest>\S.*)$"
 )
-_ENABLED = re.compile(r"\(\s*(\d{1,3}(?:[.,]\d{1,4})?)%\s*\)\s*$")
-_VARIANCE = re.compile(r"\(\s*\+-\s*[\d.,]{1,20}%\s*\)\s*$")
-_EVENT = re.compile(r"^[A-Za-z_][\w\-./:=,@]{0,200}$")
-_FLOAT = re.compile(r"^\d{1,9}\.\d{1,12}$")
-_METRIC = re.compile(r"^\s*(-?[\d.,]{1,30})\s*(.*?)\s*$")
+_ENABLED = lazyre.compile(r"\(\s*(\d{1,3}(?:[.,]\d{1,4})?)%\s*\)\s*$")
+_VARIANCE = lazyre.compile(r"\(\s*\+-\s*[\d.,]{1,20}%\s*\)\s*$")
+_EVENT = lazyre.compile(r"^[A-Za-z_][\w\-./:=,@]{0,200}$")
+_FLOAT = lazyre.compile(r"^\d{1,9}\.\d{1,12}$")
+_METRIC = lazyre.compile(r"^\s*(-?[\d.,]{1,30})\s*(.*?)\s*$")
 # perf's advice after a multiplexing problem; not output to parse
 _NOISE = ("Some events weren't counted", "echo 0 > /proc/sys/kernel/nmi_watchdog",
           "echo 1 > /proc/sys/kernel/nmi_watchdog", "perf stat ...")

@@ -51,10 +51,12 @@ import math
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.net import PerftestResult
+
 
 SAMPLE = """\
 initializing CUDA
@@ -74,24 +76,24 @@ Picking device No. 3
 ---------------------------------------------------------------------------------------
 """
 
-_TITLE = re.compile(
+_TITLE = lazyre.compile(
     r"^\s*(Send|RDMA_Write|RDMA_Read|Atomic)\s+(?:(?:CMP_AND_SWAP|FETCH_AND_ADD)\s+)?"
     r"(Bidirectional\s+)?(?:Post List\s+)?(BW|Latency)\b.*\bTest\s*$")
 _VERB = {"Send": "send", "RDMA_Write": "write", "RDMA_Read": "read", "Atomic": "atomic"}
-_SEPARATOR = re.compile(r"^\s*-{20,}\s*$")
+_SEPARATOR = lazyre.compile(r"^\s*-{20,}\s*$")
 _MAX_HEADER_LINE = 1024
-_KV = re.compile(r"([A-Za-z][A-Za-z0-9 .*_/-]*?)\s*:\s*(.*?)(?=\s{2,}[A-Za-z][A-Za-z0-9 .*_/-]*?\s*:|\s*$)")
-_COLUMN = re.compile(r"#\w+|tps average|(?<![A-Za-z0-9_.%])[A-Za-z0-9_.%]+(?: [A-Za-z0-9_.%]+){0,4}\[[^\]]*\]")
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
-_CUDA = re.compile(r"initializing CUDA|Picking device No\.|cuMemAlloc|allocated GPU buffer|"
+_KV = lazyre.compile(r"([A-Za-z][A-Za-z0-9 .*_/-]*?)\s*:\s*(.*?)(?=\s{2,}[A-Za-z][A-Za-z0-9 .*_/-]*?\s*:|\s*$)")
+_COLUMN = lazyre.compile(r"#\w+|tps average|(?<![A-Za-z0-9_.%])[A-Za-z0-9_.%]+(?: [A-Za-z0-9_.%]+){0,4}\[[^\]]*\]")
+_NUMBER = lazyre.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_CUDA = lazyre.compile(r"initializing CUDA|Picking device No\.|cuMemAlloc|allocated GPU buffer|"
                    r"creating CUDA Ctx|using DMA-BUF|CUDA device \d+:|device name = \[")
-_CUDA_DEV = re.compile(r"Picking device No\.\s*(\d+)|\[pid = \d+, dev = (\d+)\]")
-_ERROR = re.compile(r"Couldn'?t|Unable to|Failed to|failed to|\bERROR\b|\berror[:=]|"
+_CUDA_DEV = lazyre.compile(r"Picking device No\.\s*(\d+)|\[pid = \d+, dev = (\d+)\]")
+_ERROR = lazyre.compile(r"Couldn'?t|Unable to|Failed to|failed to|\bERROR\b|\berror[:=]|"
                     r"No IB devices found|IB device \S+ not found|Connection refused")
-_TEST_CMD = re.compile(r"\b((?:ib|raw_ethernet)_\w+_(?:bw|lat))\b")
-_PORT_CMD = re.compile(r"(?:\s-i\s*|--ib-port[= ])(\d+)")
-_DEV_CMD = re.compile(r"(?:\s-d\s*|--ib-dev[= ])(\S+)")
-_QP_CMD = re.compile(r"(?:\s-q\s*|--qp[= ])(\d+)")
+_TEST_CMD = lazyre.compile(r"\b((?:ib|raw_ethernet)_\w+_(?:bw|lat))\b")
+_PORT_CMD = lazyre.compile(r"(?:\s-i\s*|--ib-port[= ])(\d+)")
+_DEV_CMD = lazyre.compile(r"(?:\s-d\s*|--ib-dev[= ])(\S+)")
+_QP_CMD = lazyre.compile(r"(?:\s-q\s*|--qp[= ])(\d+)")
 
 _MB_TO_GBPS = 1048576 * 8 / 1e9
 

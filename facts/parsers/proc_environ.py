@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.parsers.env_dump import Var, emit
+
 
 SAMPLE = (
     b"PATH=/usr/local/cuda/bin:/usr/bin\0HOSTNAME=gpu-node-017\0NCCL_IB_HCA=mlx5_0,mlx5_3\0"
@@ -45,7 +47,7 @@ SAMPLE = (
 
 # environ allows any byte but '=' and NUL in a name; real names are identifiers (plus the %% of
 # exported bash functions)
-_ENTRY = re.compile(rb"^([A-Za-z_][A-Za-z0-9_]*(?:%%)?)=(.*)$", re.S)
+_ENTRY = lazyre.compile(rb"^([A-Za-z_][A-Za-z0-9_]*(?:%%)?)=(.*)$", re.S)
 
 
 def _raw(doc: Document) -> bytes | None:

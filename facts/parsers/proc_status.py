@@ -38,14 +38,15 @@ Examples:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.process import ProcAffinity, ProcStatus
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
+
 
 SAMPLE = """\
 Name:\tpython3
@@ -72,12 +73,12 @@ x86_Thread_features_locked""".split())
 _STRONG = frozenset({"Cpus_allowed", "Cpus_allowed_list", "Mems_allowed_list", "VmRSS", "VmPin",
                      "Tgid", "PPid", "TracerPid", "SigCgt", "CapEff", "voluntary_ctxt_switches"})
 
-_LINE = re.compile(
+_LINE = lazyre.compile(
     r"^\s*(?:(?P<label>\d{1,6}):\s?)?(?:(?P<path>/proc/(?P<ppid>\d+|self|thread-self)(?:/task/\d+)?/status):)?"
     r"(?P<key>[A-Za-z_][A-Za-z0-9_]*):[ \t]*(?P<val>.*?)\s*$"
 )
-_KB = re.compile(r"^(\d+)\s*kB$")
-_CMD_PID = re.compile(r"/proc/(\d+)/status")
+_KB = lazyre.compile(r"^(\d+)\s*kB$")
+_CMD_PID = lazyre.compile(r"/proc/(\d+)/status")
 
 
 @dataclass

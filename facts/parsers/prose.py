@@ -70,11 +70,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
 from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer
+
 
 SAMPLE = """\
 ## Environment
@@ -100,7 +102,7 @@ _TEXT_MAX = 200
 
 # -- patterns (each linear: no nested quantifiers over overlapping classes) ----------------------
 
-_WORDS = re.compile(r"[A-Za-z]{2,}")
+_WORDS = lazyre.compile(r"[A-Za-z]{2,}")
 _VER = r"(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?(?:-[0-9A-Za-z.]{1,40})?)"
 #: a version token ends at space, punctuation or +cuda...; never inside a path or a longer token
 _VER_END = r"(?=$|[\s,;:()\[\]'\"`+]|\.(?:\s|$))"
@@ -118,35 +120,35 @@ _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 #: ENV_NAME=value, ENV_NAME: value, ENV_NAME: (not set); names with a known prefix or an underscore
-_SETTING = re.compile(
+_SETTING = lazyre.compile(
     r"(?<![\w$])(?:export\s{1,4})?((?:NCCL|CUDA|UCX|FI|OMPI|PMIX|TORCH|PYTORCH|NVIDIA|OMP|GLOO|MASTER|"
     r"RDMAV|MLX5|IBV|HOROVOD|SLURM|CUBLAS|CUDNN|NVSHMEM|TORCHELASTIC)_[A-Z0-9_]{1,60})"
     r"\s{0,3}(=|:|\s(?:is|was)\s)\s{0,3}(\((?:not set|unset|none|empty)\)|not set|unset|<unset>|[^\s,;`'\"|]{1,200}(?:,[^\s,;`'\"|]{1,200}){0,32})",
     re.I)
 _UNSET_WORDS = {"(not set)", "not set", "unset", "<unset>", "(unset)", "(none)", "(empty)", "not"}
-_BIOS = re.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)
-_BIOS_LEAD = re.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
-_SWITCH = re.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
+_BIOS = lazyre.compile(r"\bBIOS\b([^\n]{0,60}?)\b(enabled|disabled|on|off)\b", re.I)
+_BIOS_LEAD = lazyre.compile(r"^[\s:=\-]*(?:settings?|options?)?[\s:=\-]*", re.I)
+_SWITCH = lazyre.compile(r"^\s{0,8}(?:[-*+]\s{1,4})?([A-Za-z][\w\-/. ]{1,40}?)\s{0,3}[:=]\s{0,3}(enabled|disabled|on|off)\s*$", re.I)
 
 _COUNT_X = r"(?:(\d{1,3})\s{0,2}[x×]\s{0,2}|(\d{1,3})\s{1,2})?"
 #: NICs named by count, rate and fabric instead of a model: "8x 400G InfiniBand", "8 x 400Gb/s IB HCAs",
 #: "2x 100G RoCE NICs" (a model name in the sentence wins: it is read from the gazetteer)
-_FABRIC_NICS = re.compile(r"(?<![\w.])(\d{1,2})\s{0,2}[x×]\s{0,2}(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb)\s{1,3}"
+_FABRIC_NICS = lazyre.compile(r"(?<![\w.])(\d{1,2})\s{0,2}[x×]\s{0,2}(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb)\s{1,3}"
                           r"(?:(?:NDR|HDR|EDR|XDR)\s{1,3})?(InfiniBand|IB|RoCE(?:v2)?|Ethernet|RDMA)?\s{0,3}(NICs?|HCAs?|adapters?|network cards?)?\b", re.I)
-_RATE = re.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
+_RATE = lazyre.compile(r"^[\s,(\-/]{0,6}(?:[A-Za-z\- ]{0,24}?\s)?(\d{2,4})\s{0,2}(?:G|Gb/s|Gbps|GbE|Gbit/s|Gb|Gig)\b", re.I)
 _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
                   ("InfiniBand", re.compile(r"\b(?:InfiniBand|IB|[HNX]DR)\b")),
                   ("EFA", re.compile(r"\bEFA\b")),
                   ("Ethernet", re.compile(r"\b(?:Ethernet|GbE)\b", re.I))]
 #: the NICs' fabric said without a model or a rate: "over RoCE NICs", "our RoCE v2 network", "using RoCE"
-_ROCE_SAID = re.compile(r"\b(?:over|via|on|with|using|through)\s{1,3}(?:the\s{1,3}|our\s{1,3}|a\s{1,3})?RoCE(?:\s{0,2}v?2)?\b|"
+_ROCE_SAID = lazyre.compile(r"\b(?:over|via|on|with|using|through)\s{1,3}(?:the\s{1,3}|our\s{1,3}|a\s{1,3})?RoCE(?:\s{0,2}v?2)?\b|"
                         r"\bRoCE(?:\s{0,2}v?2)?\s{1,3}(?:NICs?|HCAs?|adapters?|network|fabric|cards?|links?|ports?)\b", re.I)
-_GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
+_GPU_COUNT = lazyre.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
 
 #: a mention after one of these, in the same sentence, is about another system or the past
-_ASIDE = re.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|compared (?:to|with)|versus|vs\.?|than|"
+_ASIDE = lazyre.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|compared (?:to|with)|versus|vs\.?|than|"
                     r"old|older|former|formerly|migrat\w*|moved from|upgraded from|switched from|replac\w*|other)\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
+_NEGATION = lazyre.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
 
 _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("kubernetes", "container", re.compile(r"\b(?:kubernetes|k8s|GKE|EKS|AKS|kubeflow|pods?)\b", re.I)),
@@ -176,12 +178,12 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
 ]
 #: a context word must come with a statement that the job runs there, in the same sentence
 #: devices passed through into a guest ("passed through to a KVM virtual machine") put the job there too
-_RUNS = re.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
+_RUNS = lazyre.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
                    r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
-_SLOWER = re.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
-_FASTER = re.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
-_CHANGE = re.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
+_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
+_FASTER = lazyre.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
+_CHANGE = lazyre.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
                      r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|comparing|before|"
                      r"than\s{1,3}(?:on\s{1,3}|running\s{1,3}(?:directly\s{1,3})?on\s{1,3})?(?:the\s{1,3})?(?:host|bare[\s-]?metal))\b", re.I)
 _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\bcuda\b", re.I)),
@@ -195,19 +197,19 @@ _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\b
                                         r"(?![\s-]{1,3}image)", re.I)),
                ("image", re.compile(r"\b(?:image|container)\b", re.I)),
                ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
-_SAME = re.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
-_FROM_TO = re.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
+_SAME = lazyre.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
+_FROM_TO = lazyre.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 #: "comparing nccl v2.22 to nccl 2.25", "compared 2.18.3 with 2.19.3"
-_VERSUS = re.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
+_VERSUS = lazyre.compile(r"\bcompar\w{0,4}\s{1,3}(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{1,3}(?:to|with|and|vs\.?|versus|against)\s{1,3}"
                      r"(?:\w+\s{1,3})?v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
-_ARROW = re.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
+_ARROW = lazyre.compile(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\s{0,3}(?:->|→|=>)\s{0,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)")
 #: something went wrong, in any form: what a statement that follows one node must say
-_PROBLEM = re.compile(r"\b(?:fail\w{0,3}|hang\w{0,3}|hung|crash\w{0,3}|errors?|stuck|time[sd]?\s?out|slow\w{0,3}|abort\w{0,3}|break\w{0,3}|broke)\b", re.I)
-_THAN = re.compile(r"\bthan\b", re.I)
+_PROBLEM = lazyre.compile(r"\b(?:fail\w{0,3}|hang\w{0,3}|hung|crash\w{0,3}|errors?|stuck|time[sd]?\s?out|slow\w{0,3}|abort\w{0,3}|break\w{0,3}|broke)\b", re.I)
+_THAN = lazyre.compile(r"\bthan\b", re.I)
 #: components whose releases a ticket holds against each other ("nccl2.7.8 is lower than nccl 2.5.6")
 _COMPARED = ("nccl", "pytorch", "cuda", "driver")
-_FACTOR = re.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
-_PERCENT = re.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
+_FACTOR = lazyre.compile(r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,2}[x×]\s{0,2}(?:slower|faster)|\b(twice|half|three times|2 times|3 times)\b", re.I)
+_PERCENT = lazyre.compile(r"(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)\s{0,3}(?:slower|lower|drop|less|worse|faster|higher|better|regression|degradation|down|up)"
                       r"|\b(?:by|of)\s{1,3}(?:about\s|around\s|roughly\s|almost\s|nearly\s|~)?\s{0,2}(\d{1,3}(?:\.\d{1,2})?)\s{0,2}(?:%|percent)", re.I)
 
 #: a raw RDMA bandwidth test the user says is fine ("the raw IB test looks fine", "ib_write_bw gives line rate")
@@ -351,29 +353,29 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
 #: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs
 #: for management traffic is not a GPU NIC)
-_BOND = re.compile(r"\bmlx5_bond_?\w{0,4}\b|\b(?:bond(?:ed|ing)?|LAG|link aggregation)\b", re.I)
-_BOND_DEVICE = re.compile(r"\bmlx5_bond", re.I)
-_RDMA_WORDS = re.compile(r"\b(?:RoCE\w{0,2}|RDMA|InfiniBand|HCAs?|mlx5\w{0,8}|ib_write_bw|ib_send_bw|verbs)\b", re.I)
+_BOND = lazyre.compile(r"\bmlx5_bond_?\w{0,4}\b|\b(?:bond(?:ed|ing)?|LAG|link aggregation)\b", re.I)
+_BOND_DEVICE = lazyre.compile(r"\bmlx5_bond", re.I)
+_RDMA_WORDS = lazyre.compile(r"\b(?:RoCE\w{0,2}|RDMA|InfiniBand|HCAs?|mlx5\w{0,8}|ib_write_bw|ib_send_bw|verbs)\b", re.I)
 #: the NICs of a node on separate rails: "different subnets for different NICs within a node", "each
 #: NIC on its own subnet", "one subnet per rail", "a rail-optimized fabric", "rail connected system"
-_RAILS = re.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:to|for|per|on|across)\s{1,3}(?:the\s{1,3})?(?:different|each|every|all)\s{1,3}(?:\w+\s{1,3})?(?:NICs?|HCAs?|ports?|rails?|interfaces?)|"
+_RAILS = lazyre.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3}(?:\w+\s{1,3}){0,2}?(?:to|for|per|on|across)\s{1,3}(?:the\s{1,3})?(?:different|each|every|all)\s{1,3}(?:\w+\s{1,3})?(?:NICs?|HCAs?|ports?|rails?|interfaces?)|"
                     r"\b(?:each|every)\s{1,3}(?:\w+\s{1,3})?(?:NIC|HCA|port|rail|interface)\s{1,3}(?:is\s{1,3})?(?:on|in|has)\s{1,3}(?:its\s{1,3}own|a\s{1,3}(?:different|separate|dedicated))\s{1,3}subnet|"
                     r"\b(?:one|a)\s{1,3}subnet\s{1,3}per\s{1,3}(?:NIC|HCA|port|rail|interface)|\bper-?\s?(?:rail|NIC)\s{1,3}subnets?|"
                     r"\brail[\s-]{1,2}(?:only|optimi[sz]ed|aligned|connected|based)\b", re.I)
 #: the user bisected the slowdown to a commit: "a git bisect returned this commit as the introducer"
-_BISECT = re.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
-_RAW_ERROR = re.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
-_SOLVED = re.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
+_BISECT = lazyre.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
+_RAW_ERROR = lazyre.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
+_SOLVED = lazyre.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
-_PCIE_GPUS = re.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
+_PCIE_GPUS = lazyre.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
-_SCALE_DOWN = re.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
-_MULTI_NODE = re.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster|"
+_SCALE_DOWN = lazyre.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
+_MULTI_NODE = lazyre.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster|"
                          r"more than (?:one|1|a single) (?:node|machine|server|host)|(?:a |the )?(?:second|another) (?:node|machine|server|host))\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
 #: GPUs as I like"; "does not help" is the other answer
-_WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|go away|"
+_WORKS = lazyre.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|working|helps?|helped|avoids?|goes away|go away|"
                     # "with NCCL_P2P_DISABLE=1 training is much faster": the setting helps
                     r"(?:is|was|runs?|ran|gets?|got|becomes?|became)\s(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s)?(?:much\s|a\slot\s|way\s|far\s|\d{1,3}x\s)?faster|"
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
@@ -385,39 +387,39 @@ _WORKS = re.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worked|wo
                     r"(?:it|the (?:job|engine|server|run|training))\s{1,3}(?:now\s{1,3}|then\s{1,3})?starts?(?:\s{1,3}(?:up|fine|normally))?(?=\s{0,2}[,.;]|\s{1,3}but\b)|"
                     # the failure is gone at any size: "I can use as many GPUs as I like", "can train on all 8 GPUs"
                     r"can (?:use|run|train)(?: \w+){0,2}? (?:as many|any number of|all(?: \d{1,3})?) (?:\w+ )?(?:GPUs|cards|devices|nodes|ranks))\b", re.I)
-_NOT_WORKS = re.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}"
+_NOT_WORKS = lazyre.compile(r"\b(?:(?:does|did|do)(?:n'?t| not)|not|no|never|nothing)\s{1,3}"
                         # "it starts, but that is not a (real) fix": it works, the user wants the cause
                         r"(?!(?:a|an)\s{1,3}(?:\w+\s{1,3})?(?:fix|solution)\b)(?:\w+\s{1,3}){0,2}"
                         r"(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 #: a setting an error message suggests, not one in force: "(run with NCCL_DEBUG=INFO for details)"
-_ADVICE_BEFORE = re.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
-_ADVICE_AFTER = re.compile(r"\s{0,3}(?:for|to get|to see)\s{1,3}(?:more\s{1,3})?(?:details|information|info|debug)", re.I)
-_WORKAROUND_SETTING = re.compile(
+_ADVICE_BEFORE = lazyre.compile(r"\b(?:re-?)?run\s{1,3}(?:it\s{1,3}|again\s{1,3})?with\s{1,3}$", re.I)
+_ADVICE_AFTER = lazyre.compile(r"\s{0,3}(?:for|to get|to see)\s{1,3}(?:more\s{1,3})?(?:details|information|info|debug)", re.I)
+_WORKAROUND_SETTING = lazyre.compile(
     r"(?<![\w$])((?:NCCL|CUDA|UCX|FI|TORCH|NVIDIA)_[A-Z0-9_]{2,60})\s{0,2}=\s{0,2}([\w.:,\-^/]{1,80})"
     r"|(?<![\w-])((?:amd_|intel_)?iommu|pci|pcie_acs_override)=([\w.,]{1,40})", re.I)
 
-_COLLECTIVE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
+_COLLECTIVE = lazyre.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast|reduce|gather|scatter|hypercube)_perf\b", re.I)
 #: the count may be parenthesised and followed by a part name: "(16) GH200 nodes", "4 DGX H100 servers"
 _NODE_PART = r"(?:(?:DGX|HGX)\s{1,2})?(?:[A-Z]{1,4}\d{2,4}[A-Z]{0,3}\s{1,2})?"
-_NODES = re.compile(r"(?<![\w.])\(?(\d{1,5})\)?\s{0,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NODES = lazyre.compile(r"(?<![\w.])\(?(\d{1,5})\)?\s{0,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 _NUM_WORDS = {"two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
-_NODES_WORD = re.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
+_NODES_WORD = lazyre.compile(r"\b(two|three|four|eight|sixteen)\s{1,2}" + _NODE_PART + r"(?:nodes|machines|servers|hosts|instances)\b", re.I)
 
 #: a bandwidth the user expected next to the one measured: "30 GB/s vs. theoretical 100 GB/s",
 #: "the expected performance is 50GB/s, but the measured is about 27GB/s"
-_EXPECT_WORDS = re.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertis\w{0,3}|claim\w{0,2}|official\w{0,2}|datasheet|can reach)\b", re.I)
-_BW = re.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/[sS]|GBps|Gb/[sS]|Gbps|Gbit/s)(?![\w/])")
-_PAIR = re.compile(r"\b(?:between|nodes?|pairs?|hosts?)\s{1,3}(?:nodes?\s{1,3})?(\w{1,16})\s{0,2}(?:\+|and|&|<->|<=>|↔|-)\s{0,2}(\w{1,16})", re.I)
-_RESULT_OF = re.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
-_CONVERSION = re.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
+_EXPECT_WORDS = lazyre.compile(r"\b(?:expect\w{0,3}|theoretical\w{0,2}|should|target|spec\w{0,7}|peak|line[\s-]rate|promised|reference|nominal|advertis\w{0,3}|claim\w{0,2}|official\w{0,2}|datasheet|can reach)\b", re.I)
+_BW = lazyre.compile(r"(?<![\w.])(\d{1,5}(?:\.\d{1,3})?)\s{0,2}(GB/[sS]|GBps|Gb/[sS]|Gbps|Gbit/s)(?![\w/])")
+_PAIR = lazyre.compile(r"\b(?:between|nodes?|pairs?|hosts?)\s{1,3}(?:nodes?\s{1,3})?(\w{1,16})\s{0,2}(?:\+|and|&|<->|<=>|↔|-)\s{0,2}(\w{1,16})", re.I)
+_RESULT_OF = lazyre.compile(r"(?:=~|≈|~=|=)\s{0,2}$")
+_CONVERSION = lazyre.compile(r"(?:\(\s{0,2}|=~\s{0,2}|≈\s{0,2}|~=\s{0,2}|=\s{0,2})$")
 
 #: number + unit; the unit decides the metric family, a nearby word refines it
-_NUM_UNIT = re.compile(
+_NUM_UNIT = lazyre.compile(
     r"(?<![\w.])(\d{1,7}(?:\.\d{1,4})?)\s{0,2}(GB/s|GBps|GiB/s|Gb/s|Gbps|Gbit/s|ms/step|s/step|ms|msec|sec/it|s/it|"
     r"sec(?:onds)?(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?|tokens?/s(?:ec)?|tok/s|samples?/s(?:ec)?|TFLOPS|TFLOP/s|"
     r"s(?:\s{1,2}per\s{1,2}(?:step|iter\w*))?)(?![\w/])",
     re.I)
-_LINK_WORDS = re.compile(r"\b(?:NICs?|ports?|links?|adapters?|HCAs?|rails?|line rate|InfiniBand|RoCE|NDR|HDR|XDR)\b", re.I)
+_LINK_WORDS = lazyre.compile(r"\b(?:NICs?|ports?|links?|adapters?|HCAs?|rails?|line rate|InfiniBand|RoCE|NDR|HDR|XDR)\b", re.I)
 _METRIC_WORDS = [("busbw", re.compile(r"\bbus\s?bw\b|\bbus bandwidth\b", re.I)),
                  ("algbw", re.compile(r"\balg\s?bw\b|\balgorithm bandwidth\b", re.I)),
                  ("step_time", re.compile(r"\b(?:step|iteration|iter)(?:[\s_-]time)?\b", re.I)),
@@ -513,7 +515,7 @@ def _blocks(lines: list[str]) -> tuple[set[int], list[tuple[list[str], list[tupl
     return code, tables
 
 
-_FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
+_FENCE = lazyre.compile(r"^\s{0,3}(?:```|~~~)")
 
 
 def _dangling_fence(lines: list[str]) -> int:
@@ -1124,7 +1126,7 @@ class _Reader:
 # a shell statement (`export NCCL_IB_DISABLE=1`, `NAME=value`, `unset NAME`) in a pasted script is
 # not the tail of the comment above it: "# needed because the cluster does not have IB" and the
 # export below it are two things, not one sentence about a workaround
-_BLOCK_START = re.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~|(?:export|unset)\s|[A-Z][A-Z0-9_]{2,}=)")
+_BLOCK_START = lazyre.compile(r"^\s{0,3}(?:[-*+>]\s|\d{1,3}[.)]\s|#|\||```|~~~|(?:export|unset)\s|[A-Z][A-Z0-9_]{2,}=)")
 
 
 def _wrapped(lines: list[str], code: set[int], tables: set[int]):
@@ -1182,7 +1184,7 @@ def _sentences(text: str):
         yield text[start:], start
 
 
-_CLAUSE = re.compile(r"[,;(]|\b(?:and|but|while|whereas|now|this one|these)\b", re.I)
+_CLAUSE = lazyre.compile(r"[,;(]|\b(?:and|but|while|whereas|now|this one|these)\b", re.I)
 
 
 def _aside(before: str) -> bool:

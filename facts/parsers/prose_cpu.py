@@ -31,28 +31,31 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
+
+
 SAMPLE = "When I looked at the processes with `htop`, each DataLoader worker was using more than 140% CPU\n"
 
-_WORKER = re.compile(r"\b(?:(?:data\s?loader|loader|dataset|preprocessing|helper|data)\s{0,2}workers?|workers?\s{1,2}process\w{0,2}|"
+_WORKER = lazyre.compile(r"\b(?:(?:data\s?loader|loader|dataset|preprocessing|helper|data)\s{0,2}workers?|workers?\s{1,2}process\w{0,2}|"
                      r"workers?|loader processes)\b", re.I)
-_PCT_CPU = re.compile(r"(?<![\w.])(\d{3,4})\s{0,2}%\s{0,2}(?:of\s{1,2}(?:a\s{1,2})?)?(?:CPU|cpu\b)?", re.I)
-_CPU_CONTEXT = re.compile(r"\b(?:CPU|htop|top|cores?)\b", re.I)
+_PCT_CPU = lazyre.compile(r"(?<![\w.])(\d{3,4})\s{0,2}%\s{0,2}(?:of\s{1,2}(?:a\s{1,2})?)?(?:CPU|cpu\b)?", re.I)
+_CPU_CONTEXT = lazyre.compile(r"\b(?:CPU|htop|top|cores?)\b", re.I)
 #: "150% faster", "200% more throughput": a change, not a load
-_CHANGE_AFTER = re.compile(r"^\s{0,2}(?:faster|slower|more|less|higher|lower|better|worse|increase\w{0,2}|decrease\w{0,2}|"
+_CHANGE_AFTER = lazyre.compile(r"^\s{0,2}(?:faster|slower|more|less|higher|lower|better|worse|increase\w{0,2}|decrease\w{0,2}|"
                            r"improve\w{0,4}|speed\w{0,3}|of the)\b", re.I)
-_NOT_WORKER_PCT = re.compile(r"\b(?:GPU|util\w{0,8}|memory|RAM|faster|slower|speed\w{0,3}|increase\w?|more data)\b[^%]{0,20}$", re.I)
+_NOT_WORKER_PCT = lazyre.compile(r"\b(?:GPU|util\w{0,8}|memory|RAM|faster|slower|speed\w{0,3}|increase\w?|more data)\b[^%]{0,20}$", re.I)
 
 
-_CPU_MODEL = re.compile(r"\b(?:AMD\s{1,2})?(EPYC)(?:\(TM\)|™)?\s{1,2}(\d{4}[A-Z0-9]{0,3}|[0-9][A-Z0-9]{3})\b"
+_CPU_MODEL = lazyre.compile(r"\b(?:AMD\s{1,2})?(EPYC)(?:\(TM\)|™)?\s{1,2}(\d{4}[A-Z0-9]{0,3}|[0-9][A-Z0-9]{3})\b"
                         r"|\b(?:Intel(?:\(R\))?\s{1,2})?(Xeon)(?:\(R\))?\s{1,2}(?:(?:Platinum|Gold|Silver|CPU|Max|w\d-)\s{0,2})?"
                         r"([0-9]{4}[A-Z]{0,2}\+?|E5-\d{4}\s?v\d)(?!\w)", re.I)
 #: GPU peer traffic: "p2p", "peer-to-peer", "GPU-to-GPU" (GPU-GPU, GPU to GPU)
 _PEER = r"(?:p2p|peer[- ]to[- ]peer|GPU[\s-]?(?:to|<->|-)[\s-]?GPU)"
-_P2P_SLOW = re.compile(rf"\b{_PEER}\b(?:\s{{1,3}}\w+){{0,3}}?\s{{1,3}}(?:is\s{{1,3}}|are\s{{1,3}}|was\s{{1,3}}|were\s{{1,3}}|so\s{{1,3}}|very\s{{1,3}}|"
+_P2P_SLOW = lazyre.compile(rf"\b{_PEER}\b(?:\s{{1,3}}\w+){{0,3}}?\s{{1,3}}(?:is\s{{1,3}}|are\s{{1,3}}|was\s{{1,3}}|were\s{{1,3}}|so\s{{1,3}}|very\s{{1,3}}|"
                        rf"too\s{{1,3}}|really\s{{1,3}}|much\s{{1,3}}){{0,2}}(?:slow|slower|low|poor|bad)\b"
                        rf"|\b(?:slow|low|poor)\s{{1,3}}{_PEER}\b", re.I)
 #: GPU-to-GPU traffic said to cross machines is not peer traffic of one node
-_ACROSS_NODES = re.compile(r"\b(?:across|between|over)\s{1,3}(?:the\s{1,3}|two\s{1,3}|\d+\s{1,3})?(?:nodes|servers|machines|hosts)\b"
+_ACROSS_NODES = lazyre.compile(r"\b(?:across|between|over)\s{1,3}(?:the\s{1,3}|two\s{1,3}|\d+\s{1,3})?(?:nodes|servers|machines|hosts)\b"
                            r"|\binter[- ]?node\b|\bmulti[- ]?node\b|\b(?:RDMA|network|fabric|InfiniBand|RoCE)\b", re.I)
 
 

@@ -31,21 +31,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
+
+
 SAMPLE = """\
 A quick look through nvtop: yes, 100% usage good, but 510 MHz bad! 88ºC temp bad!
 (the GPU default speed is 1755 MHz)
 """
 
-_MHZ = re.compile(r"(?<![\w.])(\d{2,4})\s{0,2}MHz\b", re.I)
-_TEMP = re.compile(r"(?<![\w.])(\d{2,3})\s{0,2}(?:[º°˚]\s{0,1}C\b|C\b(?!\w)|degrees?\s{1,2}(?:C\b|celsius))", re.I)
-_MAX_WORDS = re.compile(r"\b(?:default|max\w{0,4}|base|boost\w{0,3}|rated|spec\w{0,7}|stock|nominal|should|"
+_MHZ = lazyre.compile(r"(?<![\w.])(\d{2,4})\s{0,2}MHz\b", re.I)
+_TEMP = lazyre.compile(r"(?<![\w.])(\d{2,3})\s{0,2}(?:[º°˚]\s{0,1}C\b|C\b(?!\w)|degrees?\s{1,2}(?:C\b|celsius))", re.I)
+_MAX_WORDS = lazyre.compile(r"\b(?:default|max\w{0,4}|base|boost\w{0,3}|rated|spec\w{0,7}|stock|nominal|should|"
                         r"advertis\w{0,3}|normal(?:ly)?|supposed)\b", re.I)
-_IDLE_WORDS = re.compile(r"\b(?:idle|idling|at rest|no load|nothing running)\b", re.I)
-_LOAD_WORDS = re.compile(r"\b(?:9\d|100)\s{0,2}%\s{0,2}(?:gpu\s{1,2})?(?:usage|util\w{0,8}|load|busy)|"
+_IDLE_WORDS = lazyre.compile(r"\b(?:idle|idling|at rest|no load|nothing running)\b", re.I)
+_LOAD_WORDS = lazyre.compile(r"\b(?:9\d|100)\s{0,2}%\s{0,2}(?:gpu\s{1,2})?(?:usage|util\w{0,8}|load|busy)|"
                          r"\b(?:usage|util\w{0,8})\s{0,3}(?:of|at|is|:)?\s{0,3}(?:9\d|100)\s{0,2}%|"
                          r"\b(?:full|under|heavy)\s{1,2}load\b|\btraining\b|\bbusy\b|\bstress\w{0,4}\b", re.I)
-_NOT_CORE = re.compile(r"\b(?:mem\w{0,5}|HBM|GDDR\w?|CPU|processor|Xeon|EPYC|bus|PCIe|DDR\d?|RAM)\s{0,3}(?:\w+\s{1,3}){0,2}$", re.I)
-_GPU_WORDS = re.compile(r"\b(?:GPUs?|nvtop|nvidia-smi|card|H100|A100|H200|B200|L40S?|RTX|V100|hot\w{0,2}|thermal\w{0,2}|temp\w{0,9})\b", re.I)
+_NOT_CORE = lazyre.compile(r"\b(?:mem\w{0,5}|HBM|GDDR\w?|CPU|processor|Xeon|EPYC|bus|PCIe|DDR\d?|RAM)\s{0,3}(?:\w+\s{1,3}){0,2}$", re.I)
+_GPU_WORDS = lazyre.compile(r"\b(?:GPUs?|nvtop|nvidia-smi|card|H100|A100|H200|B200|L40S?|RTX|V100|hot\w{0,2}|thermal\w{0,2}|temp\w{0,9})\b", re.I)
 
 
 class GpuState:

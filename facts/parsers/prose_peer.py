@@ -42,6 +42,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
+
+
 SAMPLE = """\
 Moving a tensor from one GPU to another GPU results in data corruption.
 When disabling nv_peer_memory, nccl-tests runs fine.
@@ -49,31 +52,31 @@ Tensorflow getting slower and slower.
 """
 
 #: values that only a broken copy gives (zeros, garbage, corruption) and values many bugs give
-_CORRUPT = re.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
-_BAD_VALUE = re.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?))\b", re.I)
+_CORRUPT = lazyre.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
+_BAD_VALUE = lazyre.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?))\b", re.I)
 #: a copy or transfer between two GPUs
-_BETWEEN_GPUS = re.compile(r"\b(?:(?:from\s{1,3})?(?:one|a)\s{1,3}GPU\s{1,3}to\s{1,3}(?:another|the\s{1,3}other|a\s{1,3}second)|"
+_BETWEEN_GPUS = lazyre.compile(r"\b(?:(?:from\s{1,3})?(?:one|a)\s{1,3}GPU\s{1,3}to\s{1,3}(?:another|the\s{1,3}other|a\s{1,3}second)|"
                            r"GPU[\s-]{0,3}to[\s-]{0,3}GPU|peer[\s-]to[\s-]peer|P2P|(?:between|across)\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3})?GPUs|"
                            r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d|"
                            r"(?:GPU|device)\s{0,2}\d{1,2}\s{1,3}(?:to|->|and)\s{1,3}(?:GPU|device)\s{0,2}\d{1,2}|cudaMemcpyPeer\w{0,5})\b", re.I)
 #: only several GPUs show it: "only when I use multiple GPUs", "single GPU training is fine"
-_ONLY_MULTI = re.compile(r"\bonly\s{1,3}(?:\w+\s{1,3}){0,4}?(?:multi-?\s?GPU|multiple\s{1,3}GPUs|more\s{1,3}than\s{1,3}(?:one|1)\s{1,3}GPU|"
+_ONLY_MULTI = lazyre.compile(r"\bonly\s{1,3}(?:\w+\s{1,3}){0,4}?(?:multi-?\s?GPU|multiple\s{1,3}GPUs|more\s{1,3}than\s{1,3}(?:one|1)\s{1,3}GPU|"
                          r"(?:several|two|2|\d{1,2})\s{1,3}(?:or\s{1,3}more\s{1,3})?GPUs)|"
                          r"\b(?:single|one|1)[\s-]GPU\s{1,3}(?:\w+\s{1,3}){0,3}?(?:works?|is\s{1,3}fine|runs?\s{1,3}fine|fine|correct\w{0,2})|"
                          r"\b(?:works?|fine|correct\w{0,2})\s{1,3}(?:\w+\s{1,3}){0,3}?(?:on|with)\s{1,3}(?:a\s{1,3})?(?:single|one|1)\s{1,3}GPU\b", re.I)
-_NEGATED = re.compile(r"\b(?:not|no|never|without|isn't|aren't|don't|doesn't|didn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
+_NEGATED = lazyre.compile(r"\b(?:not|no|never|without|isn't|aren't|don't|doesn't|didn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
 
 #: the peer path switched off by name: the GPUDirect RDMA module, GDR, P2P
-_PEER_OFF = re.compile(
+_PEER_OFF = lazyre.compile(
     r"\b(?:disabl\w{1,3}|unload\w{0,3}|remov\w{1,3}|rmmod|modprobe\s{1,3}-r|blacklist\w{0,3}|turn\w{0,3}\s{1,3}off|switch\w{0,3}\s{1,3}off|without)"
     r"\s{1,3}(?:the\s{1,3})?(nv_peer_mem(?:ory)?|nvidia[_-]peer_?mem(?:ory)?|GDR(?:DMA)?|GPU\s?Direct(?:\s{1,3}RDMA)?|P2P|peer[\s-]to[\s-]peer)\b"
     r"|\b(?:with\s{1,3})?(?:the\s{1,3})?(nv_peer_mem(?:ory)?|nvidia[_-]peer_?mem(?:ory)?|GDR(?:DMA)?|GPU\s?Direct(?:\s{1,3}RDMA)?|P2P|peer[\s-]to[\s-]peer)"
     r"\s{1,3}(?:module\s{1,3})?(?:is\s{1,3}|was\s{1,3})?(?:disabled|unloaded|removed|off|turned\s{1,3}off|switched\s{1,3}off)\b", re.I)
-_THEN_WORKS = re.compile(r"\b(?:works?|worked|working|runs?\s{1,3}(?:\w+\s{1,3})?fine|ran\s{1,3}fine|fine|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|"
+_THEN_WORKS = lazyre.compile(r"\b(?:works?|worked|working|runs?\s{1,3}(?:\w+\s{1,3})?fine|ran\s{1,3}fine|fine|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|"
                          r"succeed\w{0,3}|pass(?:es|ed)|(?:is|are)\s{1,3}gone|go(?:es)?\s{1,3}away|went\s{1,3}away|no\s{1,3}longer|"
                          # "with P2P disabled the copies are 6x faster": switching the path off helps
                          r"(?:is|are|was|were|runs?|ran|gets?|got)\s{1,3}(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s{1,3})?(?:much\s{1,3}|a\s{1,3}lot\s{1,3}|way\s{1,3}|far\s{1,3}|\d{1,3}x\s{1,3})?faster)\b", re.I)
-_NOT_THEN = re.compile(r"\b(?:(?:does|did|do)(?:n'?t|\s{1,3}not)|not|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
+_NOT_THEN = lazyre.compile(r"\b(?:(?:does|did|do)(?:n'?t|\s{1,3}not)|not|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 
 #: a while into the run: "after a few hours", "after about 3 hours", "after 20000 steps"
 _SPAN = (r"\s{1,3}(?:about\s{1,3}|around\s{1,3}|roughly\s{1,3}|~\s{0,1})?(?:a\s{1,3}few\s{1,3}|a\s{1,3}couple\s{1,3}of\s{1,3}|several\s{1,3}|some\s{1,3}|"

@@ -37,10 +37,12 @@ from __future__ import annotations
 import re
 from statistics import median
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.train import RankTimes
+
 
 SAMPLE = """\
 node_id 0 local_rank 0 5313036288 bytes: 0.43919867515563965 sec
@@ -53,10 +55,10 @@ node_id 1 local_rank 2 5313036288 bytes: 0.27723480224609376 sec
 node_id 1 local_rank 3 5313036288 bytes: 0.276490592956543 sec
 """
 
-_RANK = re.compile(r"\b(?:local_rank|local rank|rank)\s{0,2}[:=#]?\s{0,2}(\d{1,4})\b", re.I)
-_NODE = re.compile(r"\b(?:node_id|node|host|nodename)\s{0,2}[:=#]?\s{0,2}([\w.-]{1,64})", re.I)
-_TIME = re.compile(r"(\d{1,9}(?:\.\d{1,20})?)\s{0,2}(sec|secs|seconds|s|ms|msec)\s*[.,]?\s*$", re.I)
-_LOG = re.compile(r"NCCL (?:INFO|WARN)|iteration\s+\d|elapsed time", re.I)
+_RANK = lazyre.compile(r"\b(?:local_rank|local rank|rank)\s{0,2}[:=#]?\s{0,2}(\d{1,4})\b", re.I)
+_NODE = lazyre.compile(r"\b(?:node_id|node|host|nodename)\s{0,2}[:=#]?\s{0,2}([\w.-]{1,64})", re.I)
+_TIME = lazyre.compile(r"(\d{1,9}(?:\.\d{1,20})?)\s{0,2}(sec|secs|seconds|s|ms|msec)\s*[.,]?\s*$", re.I)
+_LOG = lazyre.compile(r"NCCL (?:INFO|WARN)|iteration\s+\d|elapsed time", re.I)
 MIN_LINES = 4
 
 

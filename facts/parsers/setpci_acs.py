@@ -44,22 +44,24 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.pcie import PcieAcs
 
+
 SAMPLE_COMMAND = "for plx in $(lspci | grep -i plx | awk '{print $1}'); do sudo setpci -s ${plx} f2a.w; done"
 SAMPLE_OUTPUT = "0000\n001d\n001d\n"
 
 #: ACS Control read: ECAP_ACS+6 / ECAP0d+6 (any spelling of 6), or PLX/PEX's fixed 0xf2a; not a write
-_ACS_READ = re.compile(r"\bsetpci\b[^|;]*?\s(?:ECAP_ACS|ECAP0?d)\s*\+\s*(?:0x)?0*6\.w(?!\s*=)"
+_ACS_READ = lazyre.compile(r"\bsetpci\b[^|;]*?\s(?:ECAP_ACS|ECAP0?d)\s*\+\s*(?:0x)?0*6\.w(?!\s*=)"
                        r"|\bsetpci\b[^|;]*?\s(?:0x)?f2a\.w(?!\s*=)", re.I)
 #: the loop or filter picks PCIe switch ports (PLX/Broadcom PEX bridges, PLX's vendor id)
-_SWITCH_PICK = re.compile(r"grep\s+(?:-\w+\s+)*['\"]?[^|]*\b(?:plx|pex|PCI bridge)|lspci\s[^|]*-d\s*(?:10b5|1000):", re.I)
-_WORD = re.compile(r"^\s*(?:(?:([0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))[^=]*=\s*)?([0-9a-f]{4})\s*$", re.I)
+_SWITCH_PICK = lazyre.compile(r"grep\s+(?:-\w+\s+)*['\"]?[^|]*\b(?:plx|pex|PCI bridge)|lspci\s[^|]*-d\s*(?:10b5|1000):", re.I)
+_WORD = lazyre.compile(r"^\s*(?:(?:([0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))[^=]*=\s*)?([0-9a-f]{4})\s*$", re.I)
 #: lines a pasted loop carries that are no output of setpci
-_NOISE = re.compile(r"^\s*(?:\[sudo\]|password|sudo:)", re.I)
+_NOISE = lazyre.compile(r"^\s*(?:\[sudo\]|password|sudo:)", re.I)
 _BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 
 

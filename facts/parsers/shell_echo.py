@@ -38,22 +38,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.env import EnvDump, EnvVar
 from clusterdx.facts.redact import redact_value
 
+
 SAMPLE = "NCCL_IB_HCA=mlx5_0,mlx5_3\n"
 SAMPLE_COMMAND = 'echo "NCCL_IB_HCA=$NCCL_IB_HCA"; echo $NCCL_SOCKET_IFNAME'
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_VARREF = re.compile(r"\$(?:\{(" + _NAME + r")(?:(:?[-=])([^}]*))?\}|(" + _NAME + r"))")
-_PRINTENV = re.compile(r"^\s*(?:/usr/bin/)?printenv((?:\s+" + _NAME + r")+)\s*$")
-_GREP = re.compile(r"^\s*(?:/usr/bin/)?(?:env|printenv)\s*\|\s*grep((?:\s+-[A-Za-z]+)*)\s+(['\"]?)\^?(" + _NAME
+_VARREF = lazyre.compile(r"\$(?:\{(" + _NAME + r")(?:(:?[-=])([^}]*))?\}|(" + _NAME + r"))")
+_PRINTENV = lazyre.compile(r"^\s*(?:/usr/bin/)?printenv((?:\s+" + _NAME + r")+)\s*$")
+_GREP = lazyre.compile(r"^\s*(?:/usr/bin/)?(?:env|printenv)\s*\|\s*grep((?:\s+-[A-Za-z]+)*)\s+(['\"]?)\^?(" + _NAME
                    + r")=?\2\s*$")
-_ECHO = re.compile(r"^\s*(?:builtin\s+)?echo((?:\s+-[neE]+)*)(?:\s+(.*))?$", re.S)
-_UNSAFE = re.compile(r"[|<>`]|\$\(|\$\[|\\")
+_ECHO = lazyre.compile(r"^\s*(?:builtin\s+)?echo((?:\s+-[neE]+)*)(?:\s+(.*))?$", re.S)
+_UNSAFE = lazyre.compile(r"[|<>`]|\$\(|\$\[|\\")
 
 
 @dataclass
@@ -165,9 +167,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     if len(pieces) == 1 and (m := _PRINTENV.match(pieces[0]) or _GREP.match(pieces[0])):
         if any(ln.strip() for ln in lines):
             raise NotApplicable("printenv / env | grep printed values: the env format reads them")
-        if m.re is _GREP and "v" in m.group(1):
+        if m.re is _GREP.compiled and "v" in m.group(1):
             raise NotApplicable("grep -v: an empty output says nothing about one name")
-        names = m.group(1).split() if m.re is _PRINTENV else [m.group(3)]
+        names = m.group(1).split() if m.re is _PRINTENV.compiled else [m.group(3)]
         ctx.add(EnvDump, var_count=0, names=[], complete=False, filter=command,
                 container_markers=[], not_set=sorted(set(names)))
         return

@@ -27,13 +27,13 @@ Examples:
 
 from __future__ import annotations
 
-import re
-
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.kernel import Sysctl
 from clusterdx.facts.parsers._util import to_number
+
 
 SAMPLE = """\
 kernel.numa_balancing = 1
@@ -44,13 +44,13 @@ sysctl: permission denied on key 'fs.protected_hardlinks'
 
 # key: a name, then one or more [./]-separated parts; written without a nested quantifier (the
 # old ``(?:[./][\w.:*-]+)+`` overlapped on "." and took a minute on 68 bytes)
-_LINE = re.compile(r"^\s*([a-z][\w-]*[./](?:[\w.:*-]|/(?=[\w.:*-]))+)\s*=\s*((?:.*\S)?)\s*$")
-_N_COMMAND = re.compile(r"sysctl\s+(?:-\w+\s+)*-n\s+([\w./-]+)")
+_LINE = lazyre.compile(r"^\s*([a-z][\w-]*[./](?:[\w.:*-]|/(?=[\w.:*-]))+)\s*=\s*((?:.*\S)?)\s*$")
+_N_COMMAND = lazyre.compile(r"sysctl\s+(?:-\w+\s+)*-n\s+([\w./-]+)")
 #: ``grep -H . /proc/sys/vm/*`` (``path:value``), ``head /proc/sys/...`` (``==> path <==``), and
 #: ``cat /proc/sys/kernel/numa_balancing`` (the key from the command)
-_PROC_LINE = re.compile(r"^/proc/sys/([\w][\w./-]{0,200}):(.*)$")
-_PROC_HEAD = re.compile(r"^==> /proc/sys/([\w][\w./-]{0,200}) <==$")
-_CAT_COMMAND = re.compile(r"^\s*(?:sudo\s+)?cat\s+/proc/sys/([\w][\w./-]{0,200})\s*$")
+_PROC_LINE = lazyre.compile(r"^/proc/sys/([\w][\w./-]{0,200}):(.*)$")
+_PROC_HEAD = lazyre.compile(r"^==> /proc/sys/([\w][\w./-]{0,200}) <==$")
+_CAT_COMMAND = lazyre.compile(r"^\s*(?:sudo\s+)?cat\s+/proc/sys/([\w][\w./-]{0,200})\s*$")
 
 
 def sniff(doc: Document) -> float:
@@ -74,7 +74,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for i, line in enumerate(doc.lines):
         m = _LINE.match(line)
         p = None if m else (_PROC_LINE.match(line) or _PROC_HEAD.match(line))
-        if p is not None and p.re is _PROC_HEAD:
+        if p is not None and p.re is _PROC_HEAD.compiled:
             key_from_cmd = p.group(1).replace("/", ".")
             continue
         if m:

@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.process import ProcAffinity
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
+
 
 SAMPLE = """\
 $ taskset -p 2214097
@@ -49,12 +51,12 @@ $ taskset -cp 2214095
 pid 2214095's current affinity list: 0-223
 """
 
-_LABEL = re.compile(r"^\s*(\d{1,6}):\s?(.*)$")
-_AFF = re.compile(r"pid\s+(\d+)'s\s+(current|new)\s+affinity\s+(mask|list):\s*(\S*)\s*$")
-_ERR = re.compile(r"^\s*taskset:\s*(.*)$")
-_RANK = re.compile(r"(?:\b(?:SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMIX_RANK|RANK)\s*[=:]\s*|\b(?<!_)rank\s*[=:]?\s*)(\d+)\b")
-_LOCAL = re.compile(r"\b(?:SLURM_LOCALID|LOCAL_RANK|OMPI_COMM_WORLD_LOCAL_RANK|local_rank|localid)\s*[=:]?\s*(\d+)\b", re.I)
-_PROMPT = re.compile(r"^\s*\$\s")
+_LABEL = lazyre.compile(r"^\s*(\d{1,6}):\s?(.*)$")
+_AFF = lazyre.compile(r"pid\s+(\d+)'s\s+(current|new)\s+affinity\s+(mask|list):\s*(\S*)\s*$")
+_ERR = lazyre.compile(r"^\s*taskset:\s*(.*)$")
+_RANK = lazyre.compile(r"(?:\b(?:SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMIX_RANK|RANK)\s*[=:]\s*|\b(?<!_)rank\s*[=:]?\s*)(\d+)\b")
+_LOCAL = lazyre.compile(r"\b(?:SLURM_LOCALID|LOCAL_RANK|OMPI_COMM_WORLD_LOCAL_RANK|local_rank|localid)\s*[=:]?\s*(\d+)\b", re.I)
+_PROMPT = lazyre.compile(r"^\s*\$\s")
 
 
 def parse(doc: Document, ctx: ParseContext) -> None:

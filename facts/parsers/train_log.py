@@ -51,10 +51,12 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.train import StepStats, TrainJob, TrainMemory, TrainTimer
+
 
 SAMPLE = """\
 using world size: 16, data-parallel size: 2, context-parallel size: 1, tensor-model-parallel size: 8, pipeline-model-parallel size: 1
@@ -65,24 +67,24 @@ using world size: 16, data-parallel size: 2, context-parallel size: 1, tensor-mo
  [2025-06-17 02:22:21] iteration       30/    5000 | consumed samples:         7680 | elapsed time per iteration (ms): 15086.2 | throughput per GPU (TFLOP/s/GPU): 480.4 | global batch size:   256 | lm loss: 8.231100E+00 | number of skipped iterations:   1 | number of nan iterations:   0 |
 """
 
-_LABEL = re.compile(r"^\s*(\d{1,6}): ?(.*)$")
+_LABEL = lazyre.compile(r"^\s*(\d{1,6}): ?(.*)$")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_MEGATRON = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
-_NEMO = re.compile(r"\bTraining epoch\s+(\d+),\s*iteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
-_NEMO1_TIME = re.compile(rf"train_step_timing in s=({_NUM})")
-_NEMO1_STEP = re.compile(rf"\bglobal_step=({_NUM})")
-_TIMER_HEAD = re.compile(r"(\(min, max\)|max) time across ranks \(ms\):\s*$")
-_TIMER = re.compile(rf"^\s+(\S.*?)\s*\.*:\s*(?:\(\s*({_NUM}),\s*({_NUM})\s*\)|({_NUM}))\s*$")
-_MEMORY = re.compile(r"\[Rank (\d+)\].*memory \(MB\)\s*\|(.*)$")
-_SIZES = re.compile(r"(?<![A-Za-z-])([A-Za-z-]+?)[- ]size:\s*(\d+)")
-_INIT_MP = re.compile(r"initialized (tensor|pipeline|context|expert) model parallel with size (\d+)")
-_ARG = re.compile(r"^\s*([a-z_]+)\s*(?:\.{2,}|[:=])\s*(\d+)\s*$")
+_MEGATRON = lazyre.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
+_NEMO = lazyre.compile(r"\bTraining epoch\s+(\d+),\s*iteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
+_NEMO1_TIME = lazyre.compile(rf"train_step_timing in s=({_NUM})")
+_NEMO1_STEP = lazyre.compile(rf"\bglobal_step=({_NUM})")
+_TIMER_HEAD = lazyre.compile(r"(\(min, max\)|max) time across ranks \(ms\):\s*$")
+_TIMER = lazyre.compile(rf"^\s+(\S.*?)\s*\.*:\s*(?:\(\s*({_NUM}),\s*({_NUM})\s*\)|({_NUM}))\s*$")
+_MEMORY = lazyre.compile(r"\[Rank (\d+)\].*memory \(MB\)\s*\|(.*)$")
+_SIZES = lazyre.compile(r"(?<![A-Za-z-])([A-Za-z-]+?)[- ]size:\s*(\d+)")
+_INIT_MP = lazyre.compile(r"initialized (tensor|pipeline|context|expert) model parallel with size (\d+)")
+_ARG = lazyre.compile(r"^\s*([a-z_]+)\s*(?:\.{2,}|[:=])\s*(\d+)\s*$")
 _WORLD = [
     re.compile(r"\bMEMBER:\s*\d+/(\d+)"),
     re.compile(r"Starting with (\d+) processes"),
     re.compile(r"\bworld[_ ]size[:=]\s*(\d+)", re.I),
 ]
-_EXPERIMENT = re.compile(r"Experiments will be logged at\s+(\S+)")
+_EXPERIMENT = lazyre.compile(r"Experiments will be logged at\s+(\S+)")
 
 _SIZE_KEYS = {
     "world": "world_size", "data-parallel": "data_parallel", "context-parallel": "context_parallel",

@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import re
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.cpu import TurbostatSample
+
 
 SAMPLE = """\
 10.004311 sec
@@ -51,8 +53,8 @@ _TOPOLOGY = ("Package", "Die", "Node", "Core", "CPU")
 _METRICS = {"Busy%": "busy_pct", "Bzy_MHz": "bzy_mhz", "Avg_MHz": "avg_mhz", "TSC_MHz": "tsc_mhz",
             "IPC": "ipc", "PkgWatt": "pkg_watt", "RAMWatt": "ram_watt", "CoreTmp": "core_tmp",
             "PkgTmp": "pkg_tmp"}
-_SECONDS = re.compile(r"^\s*\d{1,9}\.\d+ sec\s*$")
-_NUM = re.compile(r"^-?[0-9]{1,15}(?:\.[0-9]{1,9})?$")
+_SECONDS = lazyre.compile(r"^\s*\d{1,9}\.\d+ sec\s*$")
+_NUM = lazyre.compile(r"^-?[0-9]{1,15}(?:\.[0-9]{1,9})?$")
 
 
 def _is_header(cells: list[str]) -> bool:

@@ -47,10 +47,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model.platform import Dmi, Virtualization
+
 
 SAMPLE = """\
 $ systemd-detect-virt
@@ -84,12 +86,12 @@ _VIRT_WHAT = {
 _VIRT_WHAT_CONTAINERS = {"docker": "docker", "podman": "podman", "lxc": "lxc", "openvz": "openvz",
                          "wsl": "wsl", "systemd-nspawn": "systemd-nspawn"}
 _DMI_KEYS = ("sys_vendor", "product_name", "bios_vendor", "board_vendor", "product_version")
-_DMI_PATH = re.compile(r"/sys/(?:class/dmi/id|devices/virtual/dmi/id)/(\w+)")
-_DMI_GREP = re.compile(r"^/sys/(?:class/dmi/id|devices/virtual/dmi/id)/(\w+):(.*)$")
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[\w.@:~/-]*[$#%>])\s+(.*)$")
+_DMI_PATH = lazyre.compile(r"/sys/(?:class/dmi/id|devices/virtual/dmi/id)/(\w+)")
+_DMI_GREP = lazyre.compile(r"^/sys/(?:class/dmi/id|devices/virtual/dmi/id)/(\w+):(.*)$")
+_PROMPT = lazyre.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[\w.@:~/-]*[$#%>])\s+(.*)$")
 _COMMAND_WORDS = ("systemd-detect-virt", "virt-what", "cat", "grep", "ls", "sudo", "head",
                   "echo", "dmidecode", "lscpu", "hostnamectl")
-_ID_LINE = re.compile(r"^[a-z][a-z0-9-]*$")
+_ID_LINE = lazyre.compile(r"^[a-z][a-z0-9-]*$")
 
 
 def _vm_from_dmi(vendor: str, product: str) -> str:

@@ -3,7 +3,7 @@ with a cold and a warm compiled knowledge base.
 
 Run on demand (not part of the test suite):
 
-    python tests/bench/bench_cli.py [--repeat 5] [--all-cases]
+    python tests/bench/bench_cli.py [--repeat 5] [--all-cases] [--collection] [--suite]
 
 Targets (issue 16): `--help` at most 3x `python -c pass`; diagnosing a shipped case at most
 0.35 s wall with a warm cache and 1.2 s cold, on a 2-core machine. Each measurement is a fresh
@@ -13,6 +13,9 @@ steadier figure). *Cold* runs with an empty cache folder (the compiled KB is bui
 *warm* with the folder a previous run filled. Python's own bytecode caches are warm in both: the
 runs go without ``PYTHONDONTWRITEBYTECODE`` (a user's Python writes ``__pycache__``; with it set,
 every run compiles ~700 modules from source and costs ~0.4 s more) and one untimed run fills them.
+
+``--collection`` also times ``pytest --collect-only`` (target: under 3 s) and ``--suite`` one run of
+the quick suite (``pytest -q``, the default ``not slow`` selection; target: under 90 s).
 """
 
 from __future__ import annotations
@@ -63,17 +66,43 @@ def exe() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "clusterdx"]
 
 
+def tests(opts: argparse.Namespace, n: int, env: dict[str, str]) -> None:
+    """Collection (median of ``n``) and one quick-suite run, each a fresh pytest process."""
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    if opts.collection:
+        runs = []
+        for _ in range(n):
+            cpu = _children_cpu()
+            start = time.perf_counter()
+            proc = subprocess.run(pytest + ["--collect-only"], capture_output=True, text=True, cwd=ROOT, env=env)
+            runs.append((time.perf_counter() - start, _children_cpu() - cpu))
+            if proc.returncode != 0:
+                raise SystemExit(f"collection failed: {proc.stdout[-500:]}{proc.stderr[-500:]}")
+        series("pytest --collect-only", runs)
+    if opts.suite:
+        cpu = _children_cpu()
+        start = time.perf_counter()
+        proc = subprocess.run(pytest, capture_output=True, text=True, cwd=ROOT, env=env)
+        wall = time.perf_counter() - start
+        tail = (proc.stdout.strip().splitlines() or [""])[-1]
+        print(f"{'quick suite (pytest -q)':<34} wall {wall:.1f} s; CPU {_children_cpu() - cpu:.1f} s; {tail}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--all-cases", action="store_true",
                     help="also diagnose every shipped case but the frozen ones (warm)")
+    ap.add_argument("--collection", action="store_true", help="also time pytest's collection")
+    ap.add_argument("--suite", action="store_true", help="also time one run of the quick suite")
     opts = ap.parse_args()
     n = opts.repeat
     cmd = exe()
     base_env = {k: v for k, v in os.environ.items()
                 if k not in ("CLUSTERDX_NO_CACHE", "CLUSTERDX_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")}
     timed(cmd + ["diagnose", str(CASE), "-f", "json"], base_env)  # writes the bytecode caches
+    if opts.collection or opts.suite:
+        tests(opts, n, base_env)
 
     py = series("python -c pass", [timed([sys.executable, "-c", "pass"]) for _ in range(n)])
     hlp = series("clusterdx --help", [timed(cmd + ["--help"]) for _ in range(n)])

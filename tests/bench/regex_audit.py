@@ -35,6 +35,7 @@ def _alarm(*_):
 
 def patterns():
     from clusterdx import facts
+    from clusterdx.facts.lazyre import LazyPattern
 
     # every module that reads input: the parsers, the sniffers, the splitters, the post and prose
     # readers (a pattern outside this walk is what the hostile bench found quadratic)
@@ -42,6 +43,8 @@ def patterns():
     for name in mods:
         mod = importlib.import_module(name)
         for attr, value in vars(mod).items():
+            if isinstance(value, LazyPattern):  # compiled on first use (clusterdx.facts.lazyre)
+                value = value.compiled
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 yield f"{name.rsplit('.', 1)[-1]}.{attr}", value
 

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from clusterdx.engine.cases import case_dirs
 from clusterdx.engine.checkrun import run_check
 from clusterdx.engine.kb import shipped_dirs
 from clusterdx.engine.site import SiteConfig
-from clusterdx.engine.yamlsafe import load_plain
+from tests.caselist import library_specs
 
 
 
@@ -53,13 +52,12 @@ def test_healthy_bundle_passes_what_it_has_evidence_for():
 
 def _single_cause_seed_cases():
     out = []
-    for c in case_dirs():
-        spec = load_plain(c / "expect.yaml") or {}
+    # public-thread cases are a measure, not a pass/fail test (kb eval reports them); which
+    # tops are seed causes is the KB's to say, read when the test runs: collection loads no
+    # knowledge base
+    for c, spec in library_specs().items():
         exp = spec.get("expect") or {}
-        # public-thread cases are a measure, not a pass/fail test (kb eval reports them)
-        # which tops are seed causes is the KB's to say, read when the test runs: collection
-        # loads no knowledge base
-        if spec.get("corpus") != "public" and exp.get("top") and not exp.get("in_top_3"):
+        if exp.get("top") and not exp.get("in_top_3"):
             out.append(pytest.param(c, exp["top"], id=c.name))
     return out
 

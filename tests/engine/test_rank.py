@@ -159,3 +159,25 @@ def test_candidates_lifted_alike_are_ordered_by_confidence_and_apart_by_lift():
     assert lift(by["rare"]) - lift(by["likely"]) >= LIFT_NEAR_TIE
     assert by["likely"].confidence > by["rare"].confidence
     assert [s.cause for s, _ in listing(res)] == ["rare", "likely"]
+
+
+def test_confidence_of_one_cause_is_the_rankings_own_number():
+    """The next-probe what-if scores one cause (confidence_of): the same float as the full ranking,
+    with direct, shared, explained-away and absent-symptom evidence, under site priors; a node that
+    is not a root cause has none."""
+    from clusterdx.engine.rank import confidence_of
+
+    g = graph()
+    cases = [
+        [],
+        [EvidenceRef(0, "r", "a", "supports", "strong")],
+        [EvidenceRef(0, "r", "mech", "supports", "moderate"), EvidenceRef(1, "s", "b", "refutes", "weak")],
+        [EvidenceRef(0, "r", "throughput-gap", "refutes", "strong"), EvidenceRef(1, "s", "a", "supports", "decisive")],
+        [EvidenceRef(0, "r", "mech", "supports", "strong"), EvidenceRef(1, "s", "mech", "refutes", "strong")],
+    ]
+    for evidence in cases:
+        for priors in (None, {"b": "high"}):
+            full = by_id(score(g, evidence, None, priors))
+            for cause in ("a", "b"):
+                assert confidence_of(g, evidence, cause, priors) == full[cause].confidence
+    assert confidence_of(g, cases[2], "mech") == 0.0 and confidence_of(g, [], "nowhere") == 0.0

@@ -19,6 +19,7 @@ image or wheel"; an image or series the tables do not list gives None, never a g
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Literal
 

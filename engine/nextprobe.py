@@ -126,7 +126,7 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     if listed:
         top_two = set(listed[:2])
     else:
-        top_two = {s.cause for s in sorted((s for s in base if s.supported), key=lambda s: -s.confidence)[:2]}
+        top_two = {s.cause for s in sorted((s for s in base if s.supported), key=lambda s: (-s.confidence, s.cause))[:2]}
     # a cause is in context when something collected is what its rules look at (lscpu for the
     # CPU-power causes): the user was already looking there
     in_context: set[str] = set()
@@ -213,7 +213,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
     # for each of the two leading suspects, the collection that would settle it best, whatever it
     # costs, comes first: that is the command an expert would ask for; cheaper ones follow
     first: list[Suggestion] = []
-    leaders = [c for c in listed if c in top_two] if listed else sorted(top_two, key=lambda c: -conf.get(c, 0.0))
+    # equal confidences are ordered by id: a set's order follows the hash seed, and the next probe
+    # must not change from one run to the next
+    leaders = [c for c in listed if c in top_two] if listed else sorted(top_two, key=lambda c: (-conf.get(c, 0.0), c))
     for cause in leaders:
         # ties go to the more specific collection (fewer other rules), then the cheaper one
         best = max(out, key=lambda s: (round(s.per_cause.get(cause, 0.0), 6), -len(s.unlocks), -s.cost),

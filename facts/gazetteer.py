@@ -45,6 +45,8 @@ class GpuRow(_Row):
     p2p: bool | None = None
     #: NVLink links per GPU by design, per form factor (0: none)
     nvlinks: dict[str, int] = {}
+    #: SXM boards of at least this many GPUs sit on NVSwitch (fabric manager needed); None: never
+    nvswitch_gpus: int | None = None
 
     def links_for(self, form: str | None = None) -> int | None:
         """NVLink links per GPU of this SKU in ``form`` (its usual form when not given)."""

@@ -404,6 +404,7 @@ EXPECTED: dict[str, str | dict[int, str]] = {
     "ibstat.txt": "ibstat",
     "ibv_devinfo-v.txt": "ibv_devinfo",
     "ibv_devinfo.txt": "ibv_devinfo",
+    "k8s-node-labels-describe.txt": "k8s-node-labels",
     "k8s-pod.yaml": "k8s-pod",
     "lscpu-grace-baremetal-hier.txt": "lscpu",
     "lscpu-grace-kvm-flat.txt": "lscpu",

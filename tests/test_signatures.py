@@ -32,6 +32,20 @@ HITS = [
     ("DMAR: DRHD: handling fault status reg 3", "dmar-fault"),
     ("NCCL WARN Cuda failure 'peer access is not supported between these two devices'", "peer-access-not-supported"),
     ("test: Test CUDA failure common.cu:941 'system not yet initialized'", "cuda-system-not-ready"),
+    ('time=2025-02-11T03:16:37.327Z level=DEBUG source=gpu.go:592 msg="Unable to load cudart library '
+     '/usr/lib/ollama/libcudart.so.12.4.127: cudart init failure: 802"', "cuda-error-802"),
+    ("cuInit err: 802", "cuda-error-802"),
+    ('CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"', "cuda-error-802"),
+    ("RuntimeError: cuda runtime error (802) : system not yet initialized at THCGeneral.cpp:50", "cuda-error-802"),
+    ("cupy.cuda.runtime.CUDARuntimeError: cudaErrorSystemNotReady", "cuda-system-not-ready-enum"),
+    ("jaxlib: cuInit(0) failed: CUDA_ERROR_SYSTEM_NOT_READY", "cuda-system-not-ready-driver-enum"),
+    ("nvidia-cuda-validator-kg6mn   0/1   Init:CrashLoopBackOff   6 (26s ago)   6m20s", "gpu-operator-cuda-validator-failing"),
+    ("the nvidia-cuda-validator pod keeps crashing and restarting continuously", "gpu-operator-cuda-validator-failing"),
+    ("Stucking into init or crashbackoff status on some pods (nvidia-cuda-validator and nvidia-operator-validator)",
+     "gpu-operator-cuda-validator-failing"),
+    ("Failed to allocate device vector A (error code system not yet initialized)!", "cuda-vectoradd-alloc-failed"),
+    ("[Vector addition of 50000 elements] Failed to allocate vector A (error code initialization error)!",
+     "cuda-vectoradd-alloc-failed"),
     ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'", "nvls-cuda-failure"),
     ("nvidia-fabricmanager.service: Failed with result 'exit-code'", "fabric-manager-down"),
     ("fabric manager reports a non critical error on GPU 3", "fabric-manager-down"),
@@ -120,6 +134,11 @@ LOOKALIKES = [
     "building the topology map for 16 PEs",                                # another map, no failure
     "NCCLCHECK(ncclShmOpen(shmPath, resources->shmSize, &hostMem, &devHostMem, 1, &handle));",  # source, no failure
     "TRACE ncclShmOpen opened /dev/shm/nccl-Ab12 of 9637888 bytes",      # the call succeeding
+    "Bonding Mode: IEEE 802.3ad Dynamic link aggregation",                 # 802 of the bonding standard
+    "cuda driver library init failure: 8021",                              # another number
+    "nvidia-cuda-validator-44rfx   0/1   Completed   0   14m",             # the validator passed
+    "Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA runtime version)!",
+    "Failed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!",
 ]
 
 

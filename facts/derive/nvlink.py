@@ -2,7 +2,11 @@
 
 ``nvlink.platform`` says whether the GPU model seen (nvidia-smi, nccl-tests device lines, nvlink -s
 headers) sits on NVSwitch and so supports NVLink SHARP, and whether it is an NVL72 tray whose NVLink
-spans trays. ``nvlink.clique_split`` counts the NVLink domains the job's nodes belong to, from NCCL's
+spans trays. ``nvswitch`` says whether the node's GPUs hang off NVSwitch chips, so that CUDA needs
+the fabric manager before it can start: an SXM part of an NVSwitch generation
+(``nvswitch_gpus`` in kb/gazetteers/gpus.yaml) on a board with that many GPUs, or named as its DGX
+("DGX A100"); PCIe and NVL cards and parts without NVSwitch boards never; None when the GPU count
+does not say (fewer GPUs seen may be a container's share of an 8-GPU board). ``nvlink.clique_split`` counts the NVLink domains the job's nodes belong to, from NCCL's
 ``MNNVL busId ... cliqueId 0x.. state N`` lines (one host per node) or from the nvidia-smi fabric
 information of several nodes (``-q`` Fabric section or ``--query-gpu=fabric.*``). A GPU whose fabric
 registration is not complete (NCCL state other than 3, nvidia-smi state not ``Completed``, or an
@@ -18,6 +22,7 @@ from typing import Sequence
 from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
+from clusterdx.facts.gazetteer import GpuRow, gazetteers
 from clusterdx.facts.model.derived_nvlink import NvlinkCliqueSplit, NvlinkPlatform
 
 
@@ -60,8 +65,42 @@ def _platform(facts: Sequence[Fact]) -> list[Fact]:
     nvls = bool(_NVLS.search(name)) and not _NOT_SXM.search(name)
     links = 18 if nvls else None
     basis = f"GPU model {name!r} from {src.fact_type}"
+    nvswitch, gpus = _nvswitch(name, facts)
     return [NvlinkPlatform(node=src.node, scope=src.scope, source=src.source, model=name, nvls_capable=nvls,
-                           mnnvl_capable=mnnvl, links_per_gpu=links, basis=basis)]
+                           mnnvl_capable=mnnvl, links_per_gpu=links, nvswitch=nvswitch, gpus=gpus, basis=basis)]
+
+
+def _row(name: str) -> GpuRow | None:
+    """The gazetteer row whose name stands as a word in a tool's product name ('NVIDIA A100-SXM4-80GB')."""
+    found: tuple[int, GpuRow] | None = None
+    for row in gazetteers().gpus:
+        for n in row.names:
+            if re.search(r"(?<![\w])" + re.escape(n) + r"(?![\w])", name, re.I) and (found is None or len(n) > found[0]):
+                found = (len(n), row)
+    return found[1] if found else None
+
+
+def _gpu_count(facts: Sequence[Fact]) -> int | None:
+    counts = [f.attached_gpus or f.gpus for f in of_type(facts, "gpu.summary")]
+    counts += [f.count for f in of_type(facts, "reported.inventory") if f.item == "gpu"]
+    counts.append(len({(f.node, f.gpu) for f in of_type(facts, "gpu.device")}))
+    counts = [c for c in counts if c]
+    return max(counts) if counts else None
+
+
+def _nvswitch(name: str, facts: Sequence[Fact]) -> tuple[bool | None, int | None]:
+    row = _row(name)
+    gpus = _gpu_count(facts)
+    stated = [f for f in of_type(facts, "reported.inventory") if f.item == "gpu" and f.model == (row.model if row else None)]
+    if _MNNVL.search(name) and not _NOT_SXM.search(name):
+        return True, gpus  # an NVL72 compute tray: its GPUs reach each other through the switch trays
+    if row is None:
+        return None, gpus
+    if not row.nvswitch_gpus or _NOT_SXM.search(name) or any(f.form in ("PCIe", "NVL") for f in stated):
+        return False, gpus
+    if any(f.interconnect == "NVSwitch" for f in stated) or (gpus or 0) >= row.nvswitch_gpus:
+        return True, gpus
+    return None, gpus
 
 
 def _zero_uuid(uuid: str) -> bool:

@@ -17,6 +17,12 @@ class NvlinkPlatform(Fact):
     mnnvl_capable: bool
     #: NVLinks per GPU when all are up (18 on NVLink 4/5 SXM parts), None when unknown
     links_per_gpu: int | None = None
+    #: the GPUs sit on NVSwitch chips (HGX/DGX 8-GPU boards, NVL72 trays): CUDA waits for the fabric
+    #: manager there; False for PCIe/NVL cards and parts without NVSwitch boards; None when the
+    #: GPU count seen does not tell
+    nvswitch: bool | None = None
+    #: GPUs on the node as the inputs give them, None when not known
+    gpus: int | None = None
     basis: str = ""
 
 

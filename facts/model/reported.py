@@ -43,7 +43,8 @@ class ReportedInventory(_Reported):
     gbps: float | None = None
     #: 'SXM', 'PCIe', 'NVL' for GPUs when known, else ''
     form: str = ""
-    #: 'InfiniBand', 'RoCE', 'Ethernet', 'EFA', 'NVLink', 'PCIe' when stated or known, else ''
+    #: 'InfiniBand', 'RoCE', 'Ethernet', 'EFA', 'NVLink', 'PCIe' when stated or known, else ''; GPUs
+    #: named as their DGX system ('DGX A100'): 'NVSwitch'
     interconnect: str = ""
     #: the instance type this row was expanded from (gazetteer), '' when stated directly
     instance_type: str = ""

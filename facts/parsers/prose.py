@@ -144,6 +144,8 @@ _INTERCONNECTS = [("RoCE", re.compile(r"\bRoCE(?:v?2)?\b", re.I)),
 _ROCE_SAID = lazyre.compile(r"\b(?:over|via|on|with|using|through)\s{1,3}(?:the\s{1,3}|our\s{1,3}|a\s{1,3})?RoCE(?:\s{0,2}v?2)?\b|"
                         r"\bRoCE(?:\s{0,2}v?2)?\s{1,3}(?:NICs?|HCAs?|adapters?|network|fabric|cards?|links?|ports?)\b", re.I)
 _GPU_COUNT = lazyre.compile(r"(?<![\w.])(\d{1,3})\s{0,2}(?:x\s{0,2})?GPUs?\b", re.I)
+#: a GPU named as the DGX system it ships in ("DGX A100", "DGX-H100")
+_DGX_BEFORE = lazyre.compile(r"\bDGX[\s-]{1,2}$", re.I)
 
 #: a mention after one of these, in the same sentence, is about another system or the past
 _ASIDE = lazyre.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|compared (?:to|with)|versus|vs\.?|than|"
@@ -756,9 +758,15 @@ class _Reader:
             form = stated or row.form
             if count is None and stated:
                 count = _count_after(sentence[m.end():m.end() + 40])
+            interconnect = ""
+            if _DGX_BEFORE.search(before) and row.nvswitch_gpus and form == "SXM":
+                # a DGX of an NVSwitch generation is that baseboard: "DGX A100" is 8 SXM GPUs on
+                # NVSwitch (the DGX Station, written "DGX Station A100", is not)
+                interconnect = "NVSwitch"
+                count = count or row.nvswitch_gpus
             self.add(ReportedInventory, index, ("inv", "gpu", row.model), item="gpu", model=row.model,
                      count=count, form=form, tier=row.tier, p2p=row.p2p, nvlinks=row.links_for(form),
-                     text=_cut(sentence))
+                     interconnect=interconnect, text=_cut(sentence))
             self.gpu_models.append((index, row.model, count))
             if stated and stated != row.form:
                 # the part named with its form: "H100 PCIe" selects the PCIe server's reference, not the SXM one

@@ -87,6 +87,11 @@ _FLAGS = {"ro", "rw", "quiet", "splash", "nosplash", "rhgb", "single", "debug", 
 _FLAG_SHAPE = re.compile(r"^(?:no[a-z]|[a-z0-9]+[._][a-z0-9])[\w.\-]*$")
 
 
+#: keys of a logfmt log line (Go's slog/logrus: ``time=... level=DEBUG source=gpu.go:592 msg="..."``),
+#: which is name=value tokens too but never a kernel parameter
+_LOGFMT = {"time", "level", "msg", "ts", "caller", "logger"}
+
+
 def _looks_like_cmdline(line: str) -> bool:
     tokens = split_params(_kernel_part(line))
     if not tokens or not all(_TOKEN.match(t) for t in tokens):
@@ -99,6 +104,8 @@ def _looks_like_cmdline(line: str) -> bool:
     if not assigned or 2 * prose_like > len(assigned):
         return False
     names = {t.split("=", 1)[0] for t in tokens}
+    if names & _LOGFMT:
+        return False
     return bool(names & _TYPICAL) or (len(tokens) >= 3 and len(assigned) >= 2)
 
 

@@ -75,6 +75,8 @@ def test_malformed_lines_warn_and_empty_is_not_applicable():
     "Training hangs at init with 8 A100 GPUs and NCCL 2.18.1.",
     "The root of the problem: all_reduce is quiet for minutes, then panics",
     "I set iommu=pt in the grub and rebooted",
+    # a logfmt log line: name=value tokens, quoted message
+    'time=2025-02-11T03:16:37.327Z level=DEBUG source=gpu.go:592 msg="Unable to load cudart library: cudart init failure: 802"',
 ])
 def test_a_sentence_with_parameter_words_is_not_a_command_line(line):
     doc = Document.from_text(line + "\n")

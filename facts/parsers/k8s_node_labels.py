@@ -58,6 +58,7 @@ Labels:             beta.kubernetes.io/arch=amd64
 
 #: one label: ``nvidia.com/<dotted name>`` then ``=`` (describe, --show-labels) or ``: `` (YAML).
 #: The resource ``nvidia.com/gpu: 8`` of Capacity/Allocatable has no dot and is not a label.
+_COUNT = re.compile(r"[0-9]{1,4}")
 _LABEL = re.compile(r"(?<![\w.\-/])nvidia\.com/([a-z][\w\-]*\.[\w.\-]+)\s{0,2}(?:=|:\s{1,40})\s{0,2}\"?([\w.\-]{1,80})\"?")
 _NAME = re.compile(r"^\s{0,4}(?:Name:\s{1,40}|name:\s{1,4})([\w.\-]{1,253})\s*$")
 _SHOW_ROW = re.compile(r"^([\w.\-]{1,253})\s{1,40}(?:Ready|NotReady|Unknown)\S*\s")
@@ -124,7 +125,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     for n in _nodes(doc):
         lab = n.labels
         product = lab.get("gpu.product", "")
-        count = int(lab["gpu.count"]) if lab.get("gpu.count", "").isdigit() else None
+        # isdigit() takes superscripts that int() refuses
+        count = int(lab["gpu.count"]) if _COUNT.fullmatch(lab.get("gpu.count", "")) else None
         if not product and count is None:
             continue
         anchor = n.first.get("gpu.product", n.first.get("gpu.count", n.line))

@@ -57,7 +57,23 @@ _INVOCATION = re.compile(r"(?:^|[\s;|&(])(?:\S*/)?ucx_perftest(?:\s|$)")
 _HEADER = re.compile(r"\|\s*(?:Stage\s*\|\s*)?# iterations\s*\|")
 _BW_HEAD = re.compile(r"bandwidth \((?:MB|MiB)/s\)")
 #: a results row: [thread N] / Final: / nothing, then iterations and seven numbers
-_ROW = re.compile(r"^\s*(?:\[thread \d+\]|Final:)?\s*(\d+)((?:\s+[\d.]+){7})\s*$")
+_ROW_LEAD = re.compile(r"(?:\[thread \d{1,6}\]|Final:)")
+_INT = re.compile(r"[0-9]{1,20}")
+_NUM = re.compile(r"[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20}")
+
+
+def _row(line: str) -> list[float] | None:
+    """The seven figures of a results row (``Final:``/``[thread N]``, the iteration count, then
+    latency, bandwidth and message rate columns), split on blanks: a regex of seven repeated
+    number groups backtracks without end on a long line of digits."""
+    words = line[:4096].split()
+    if words and _ROW_LEAD.fullmatch(words[0]):
+        words = words[1:]
+    elif len(words) > 1 and words[0] == "[thread" and words[1].rstrip("]").isdecimal():
+        words = words[2:]
+    if len(words) != 8 or not _INT.fullmatch(words[0]) or not all(_NUM.fullmatch(w) for w in words[1:]):
+        return None
+    return [float(x) for x in words[1:]]
 _SELF = re.compile(r"^(?:`hostname(?: -[sf])?`|\$\(hostname(?: -[sf])?\)|localhost|127\.\d+\.\d+\.\d+|::1)$")
 #: options that take a value (ucx_perftest -h)
 _WITH_VALUE = set("tnsHwODimcTMrxdpbWeRIkLaAgNzuU")
@@ -111,7 +127,7 @@ def _invocation(line: str) -> dict | None:
                 out["test"] = value
             elif flag == "m":
                 out["mem_type"] = value.split(",")[0]
-            elif flag == "s" and value.split(",")[0].isdigit():
+            elif flag == "s" and re.fullmatch(r"[0-9]{1,15}", value.split(",")[0]):
                 out["size_bytes"] = int(value.split(",")[0])
             elif flag == "c" and re.match(r"\d{1,5}", value):
                 out["cpu"] = int(re.match(r"\d{1,5}", value).group(0))
@@ -128,8 +144,8 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         if "ucx_perftest" in line and (inv := _invocation(line[:4096])) is not None:
             calls.append((i, inv))
             continue
-        if (r := _ROW.match(line)) is not None:
-            rows.append((i, [float(x) for x in r.group(2).split()]))
+        if (row := _row(line)) is not None:
+            rows.append((i, row))
     if doc.command and not calls and (inv := _invocation(doc.command)) is not None:
         calls.append((0, inv))
     if not calls and not rows:

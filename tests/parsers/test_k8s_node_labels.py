@@ -58,3 +58,11 @@ def test_driver_labels_alone_say_nothing_of_the_gpus():
 ])
 def test_lookalikes_not_sniffed(text):
     assert k8s_node_labels.sniff(Document.from_text(text)) == 0.0
+
+
+def test_a_count_in_other_digits_is_no_count():
+    # found by the fuzz bench: '¹'.isdigit() is True and int('¹') raises
+    with pytest.raises(NotApplicable):
+        parse_text("k8s-node-labels", "Labels: nvidia.com/gpu.count=¹\n")
+    ctx = parse_text("k8s-node-labels", "Labels: nvidia.com/gpu.count=8\n                    nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3\n")
+    assert [f.attached_gpus for f in of_type(ctx, "gpu.summary")] == [8]

@@ -44,3 +44,14 @@ def test_unpinned_or_remote_clients_give_no_pair(tmp_path):
     t = tmp_path / "t.txt"
     t.write_text("$ ucx_perftest localhost -t tag_bw\n$ ucx_perftest node2 -t tag_bw -c 0\n")
     assert bench_pairs.derive(ingest([str(t)]).facts) == []
+
+
+def test_results_rows_split_on_blanks_and_a_huge_blank_line_is_no_row():
+    # found by the fuzz bench: the row regex's two optional blank runs split a 200 KB line of
+    # blanks every way (minutes); the row is now read from its words
+    assert ucx_perftest._row("Final:        1000     0.000     2.345     2.345     3.210   3.210   426437   426437") == \
+        [0.0, 2.345, 2.345, 3.21, 3.21, 426437.0, 426437.0]
+    assert ucx_perftest._row("[thread 0]   1000  0.1 0.2 0.3 0.4 0.5 6 7") == [0.1, 0.2, 0.3, 0.4, 0.5, 6.0, 7.0]
+    assert ucx_perftest._row(" " * 200_000 + "1") is None
+    assert ucx_perftest._row("1000 0.1 0.2 0.3 0.4 0.5 6") is None          # six figures
+    assert ucx_perftest._row("1000 0.1 0.2 0.3 0.4 0.5 6 x") is None        # not a number

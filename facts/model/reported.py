@@ -101,11 +101,15 @@ class ReportedChange(_Reported):
     fact_type = "reported.change"
     doc = "A before/after statement: what changed (component, from/to version) and which way the number moved."
     #: 'nccl', 'cuda', 'driver', 'pytorch', 'kernel', 'os', 'bios', 'firmware', 'image', 'container' (the
-    #: job moved into containers, or runs slower in one than on the host), '' when not named
+    #: job moved into containers, or runs slower in one than on the host), 'env' (a conda or Python
+    #: environment: the framework and the NCCL its wheels bring), '' when not named
     component: str = ""
     from_version: str = ""
     to_version: str = ""
-    direction: Literal["slower", "faster", "unknown"]
+    #: 'fails': the job goes wrong (fails, hangs, errors) with the software in use and works with
+    #: another stack on the same hosts ("it worked with the container we used before", "it works
+    #: with the AMI's own PyTorch env"): the hosts are common to both, the software is the difference
+    direction: Literal["slower", "faster", "fails", "unknown"]
     #: "twice as slow" -> 2.0, "3x slower" -> 3.0, None when not stated
     factor: float | None = None
     #: "30% slower" -> 30.0, None when not stated

@@ -199,6 +199,20 @@ _COMPONENTS = [("nccl", re.compile(r"\bnccl\b", re.I)), ("cuda", re.compile(r"\b
                                         r"(?![\s-]{1,3}image)", re.I)),
                ("image", re.compile(r"\b(?:image|container)\b", re.I)),
                ("os", re.compile(r"\b(?:ubuntu|rhel|os)\b", re.I))]
+#: the job works with another software stack: "it worked with the container we used before", "able
+#: to get it working with the native pytorch version in the AMI", "runs fine with the older NCCL"
+_WORKS_WITH = lazyre.compile(r"\b(?:work(?:s|ed|ing)?|runs?\s{1,3}fine|ran\s{1,3}fine|succeed\w{0,3}|pass(?:es|ed))\s{1,3}"
+                         r"(?:fine\s{1,3}|well\s{1,3})?(?:with|using|under|in|from)\s{1,3}", re.I)
+#: what marks that stack as the other one, not the one that goes wrong
+_OTHER_STACK = lazyre.compile(r"\b(?:old(?:er)?|previous(?:ly)?|prior|native|original|earlier|before|own|stock|"
+                          r"pre-?installed|bundled)\b", re.I)
+#: "it fails with the old container too": the problem follows the hosts, not the software
+_BOTH_STACKS = lazyre.compile(r"\b(?:too|also|as well|either|both|neither|same (?:way|error|hang|problem))\b", re.I)
+#: components whose two releases can run on the same hosts (the host-vs-container move is 'container')
+_STACK_PARTS = ("nccl", "cuda", "pytorch", "image")
+_OS_NAMED = dict(_COMPONENTS)["os"]
+#: a Python environment is a stack too: the framework and the NCCL its wheels bring
+_ENV_STACK = lazyre.compile(r"\b(?:conda|python|virtual)\s{1,3}env(?:ironment)?s?\b|\bvenvs?\b", re.I)
 _SAME = lazyre.compile(r"\b(?:same|identical|unchanged|untouched)\s{1,3}$", re.I)
 _FROM_TO = lazyre.compile(r"\bfrom\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)[^\s]{0,20}\s{1,3}(?:to|->|→)\s{1,3}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)", re.I)
 #: "comparing nccl v2.22 to nccl 2.25", "compared 2.18.3 with 2.19.3"
@@ -605,6 +619,7 @@ class _Reader:
             self.context(index, sentence)
             self.inventory(index, sentence)
             self.change(index, sentence)
+            self.works_elsewhere(index, sentence)
             self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
@@ -906,6 +921,31 @@ class _Reader:
                          factor=factor, percent=percent, implied_by=f"{component} {frm} -> {to}",
                          text=_cut(sentence))
 
+    def works_elsewhere(self, index: int, sentence: str) -> None:
+        """A ticket that says the job works with another software stack (an older container, the
+        image's or AMI's own PyTorch) on the same hosts compares two runs that share the hardware:
+        the change is the software's, and the statement is a change that made it go wrong."""
+        from clusterdx.facts.model.reported import ReportedChange
+
+        m = _WORKS_WITH.search(sentence)
+        if m is None or _NOT_WORKS.search(sentence) or _BOTH_STACKS.search(sentence):
+            return
+        rest = sentence[m.end():m.end() + 80]
+        if not _OTHER_STACK.search(rest):
+            return
+        comp = next(((name, c) for name, pat in _COMPONENTS if name in _STACK_PARTS
+                     for c in pat.finditer(rest) if not _SAME.search(rest[max(0, c.start() - 12):c.start()])), None)
+        env = _ENV_STACK.search(rest)
+        if comp is None and env is not None:
+            comp = ("env", env)
+        if comp is None or _OS_NAMED.search(rest):
+            return  # an older OS image is the host's software: the hosts are not the same
+        name, c = comp
+        ver = re.search(r"\bv?(\d{1,4}\.\d{1,4}(?:\.\d{1,5})?)\b", rest[c.end():c.end() + 24])
+        frm = ver.group(1) if ver else ""
+        self.add(ReportedChange, index, ("works-elsewhere", name), component=name, from_version=frm,
+                 to_version="", direction="fails", factor=None, percent=None, text=_cut(sentence))
+
     def bisected(self, index: int, sentence: str) -> None:
         """Remember what a bisect statement needs: the sentence, whether a slowdown is said, which
         software the prose names, and whether the workload is an NCCL benchmark (see bisect_change)."""
@@ -954,6 +994,7 @@ class _Reader:
             self.workaround(index, sentence)
             self.workload(index, sentence)
             self.change(index, sentence)
+            self.works_elsewhere(index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])

@@ -1165,3 +1165,27 @@ def test_no_better_than_one_gpu_is_no_speedup():
 def test_nccl_slow_while_the_raw_rdma_test_is_fine(text, found):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
     assert ("nccl-below-raw-rdma" in kinds) == found, kinds
+
+
+@pytest.mark.parametrize("sentence,component,version", [
+    ("I was actually able to get it working with the native pytorch version in the AMI.", "pytorch", ""),
+    ("The guide's scripts worked with the container we used before (u24r64f21m43t29).", "image", ""),
+    ("It works with the DLAMI's own conda environment on the same two instances.", "env", ""),
+    ("It ran fine with the older NCCL 2.18.3 on the same nodes.", "nccl", "2.18.3"),
+])
+def test_works_with_another_stack_is_a_change_that_fails(sentence, component, version):
+    changes = [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change"]
+    assert [(c.component, c.direction, c.from_version) for c in changes] == [(component, "fails", version)]
+
+
+@pytest.mark.parametrize("sentence", [
+    # no stack works: the problem follows the hosts
+    "It does not work with the DLAMI's own conda environment either.",
+    "It hangs with the old container too.",
+    # an older OS image is the host's own software
+    "It worked with the previous Ubuntu 22.04 OS image on these nodes.",
+    # nothing marks the other stack as another one
+    "It works with the container on one node.",
+])
+def test_works_elsewhere_lookalikes(sentence):
+    assert not [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change" and f.direction == "fails"]

@@ -7,8 +7,11 @@ oversubscribe the cores they share with the ranks). The figure must sit in a sen
 worker, loader or helper process (not the rank's main process, not the GPU) and say CPU, htop or
 top; it becomes a ``reported.metric`` ``worker_cpu_pct`` (the percentage as written).
 
-The host CPU a user names ("CPU: AMD EPYC 7K62", "2x EPYC 7352", "Xeon Platinum 8480+") becomes a
-``reported.inventory`` of item ``cpu`` (``model`` as written, ``form`` the vendor), and a sentence
+The host CPU a user names ("CPU: AMD EPYC 7K62", "2x EPYC 7352", "Xeon Platinum 8480+", "Ryzen
+Threadripper 9970X", "Ryzen 9 9950X3D") becomes a ``reported.inventory`` of item ``cpu`` (``model``
+as written, ``form`` the vendor); so does a workstation board named by its socket's chipset (WRX80,
+WRX90, TRX40, TRX50 take only Threadripper CPUs), whose model is then ``Threadripper`` with the
+board. A sentence
 saying peer-to-peer traffic between the GPUs is slow ("Why is p2p performance so slow?", "GPU-to-GPU
 bandwidth is very low") a ``reported.symptom`` ``low-bandwidth`` of one machine (P2P never leaves the
 node; a sentence placing the traffic across nodes or on the network is left out).
@@ -49,6 +52,12 @@ _NOT_WORKER_PCT = lazyre.compile(r"\b(?:GPU|util\w{0,8}|memory|RAM|faster|slower
 _CPU_MODEL = lazyre.compile(r"\b(?:AMD\s{1,2})?(EPYC)(?:\(TM\)|™)?\s{1,2}(\d{4}[A-Z0-9]{0,3}|[0-9][A-Z0-9]{3})\b"
                         r"|\b(?:Intel(?:\(R\))?\s{1,2})?(Xeon)(?:\(R\))?\s{1,2}(?:(?:Platinum|Gold|Silver|CPU|Max|w\d-)\s{0,2})?"
                         r"([0-9]{4}[A-Z]{0,2}\+?|E5-\d{4}\s?v\d)(?!\w)", re.I)
+#: AMD's desktop and workstation CPUs: "Ryzen Threadripper PRO 7985WX", "Threadripper 9970X", "Ryzen 9 9950X3D"
+_AMD_DESKTOP = lazyre.compile(r"\b(?:AMD\s{1,2})?(?:Ryzen(?:\(TM\)|™)?\s{1,2})?(Threadripper)(?:\s{1,2}PRO)?\s{1,2}(\d{4}[A-Z0-9]{0,4})\b"
+                          r"|\b(?:AMD\s{1,2})?(Ryzen)(?:\(TM\)|™)?\s{1,2}(?:[3579]\s{1,2}(?:PRO\s{1,2})?)?(\d{4}[A-Z0-9]{0,4})\b", re.I)
+#: the chipsets of AMD's Threadripper sockets (sTRX4, sWRX8, sTR5): a board named by one carries a
+#: Threadripper ("a WRX90 board", "ASUS Pro WS WRX90E-SAGE", "TRX50 AERO D")
+_AMD_BOARD = lazyre.compile(r"\b(WRX80|WRX90|TRX40|TRX50)(?:E|[\s-]{0,2}(?:SAGE|AERO|CREATOR|PRO|AI|D))?\b", re.I)
 #: GPU peer traffic: "p2p", "peer-to-peer", "GPU-to-GPU" (GPU-GPU, GPU to GPU)
 _PEER = r"(?:p2p|peer[- ]to[- ]peer|GPU[\s-]?(?:to|<->|-)[\s-]?GPU)"
 _P2P_SLOW = lazyre.compile(rf"\b{_PEER}\b(?:\s{{1,3}}\w+){{0,3}}?\s{{1,3}}(?:is\s{{1,3}}|are\s{{1,3}}|was\s{{1,3}}|were\s{{1,3}}|so\s{{1,3}}|very\s{{1,3}}|"
@@ -67,6 +76,14 @@ def sentence(reader: Any, index: int, text: str) -> None:
         model = f"{'EPYC' if c.group(1) else 'Xeon'} {(c.group(2) or c.group(4)).upper()}"
         reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model,
                    form="AMD" if family.upper() == "EPYC" else "Intel", text=" ".join(text.split())[:200])
+    for c in _AMD_DESKTOP.finditer(text):
+        model = f"{(c.group(1) or c.group(3)).capitalize()} {(c.group(2) or c.group(4)).upper()}"
+        reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model, form="AMD",
+                   text=" ".join(text.split())[:200])
+    for c in _AMD_BOARD.finditer(text):
+        model = f"Threadripper ({c.group(1).upper()} board)"
+        reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model, form="AMD",
+                   text=" ".join(text.split())[:200])
     p2p = _P2P_SLOW.search(text)
     if p2p and not re.search(r"\b(?:not|no|isn't|never)\s{1,3}(?:\w+\s{1,3}){0,2}$", text[:p2p.start()], re.I) \
             and not re.search(r"\b(?:not|no|isn't|never|n't)\b", p2p.group(0), re.I) \

@@ -85,6 +85,25 @@ def test_host_cpu_models_and_slow_p2p():
     assert _said("Two Intel(R) Xeon(R) Platinum 8480+ per node.\n") == [("reported.inventory", "Xeon 8480+", "Intel")]
 
 
+def test_amd_desktop_cpus_and_threadripper_boards():
+    assert _said("Our box is an AMD Ryzen Threadripper 9970X (32-core) with four GPUs.\n") == [
+        ("reported.inventory", "Threadripper 9970X", "AMD")]
+    assert _said("We use a Threadripper PRO 7985WX with 4 GPUs.\n") == [("reported.inventory", "Threadripper 7985WX", "AMD")]
+    assert _said("The CPU is an AMD Ryzen 9 9950X3D 16-Core Processor with 2 GPUs.\n") == [
+        ("reported.inventory", "Ryzen 9950X3D", "AMD")]
+    # a board named by its socket's chipset carries a Threadripper
+    assert _said("Hardware: 4x RTX PRO 6000 Blackwell on a WRX90 board, driver 580.159.03.\n") == [
+        ("reported.inventory", "Threadripper (WRX90 board)", "AMD")]
+    assert _said("The board is an ASUS Pro WS WRX90E-SAGE SE with 2 GPUs.\n") == [
+        ("reported.inventory", "Threadripper (WRX90 board)", "AMD")]
+
+
+def test_amd_desktop_lookalikes():
+    # a part number that only starts like a chipset, and the brand without a model number
+    assert _said("Part WRX900 ships with 4 GPUs.\n") == []
+    assert _said("We run 2 GPUs, the Ryzen box is not the issue, 4090 cards.\n") == []
+
+
 def test_gpu_to_gpu_slow_inside_one_server():
     assert _said("GPU-to-GPU bandwidth is very low inside this one server.\n") == [
         ("reported.symptom", "low-bandwidth", "single-node")]

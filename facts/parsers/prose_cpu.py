@@ -16,6 +16,15 @@ saying peer-to-peer traffic between the GPUs is slow ("Why is p2p performance so
 bandwidth is very low") a ``reported.symptom`` ``low-bandwidth`` of one machine (P2P never leaves the
 node; a sentence placing the traffic across nodes or on the network is left out).
 
+A CPU-side stage of the step said to get slower in each process once several run (one per GPU):
+"the 'sample' / slice stage of every step gets worse in each DDP process compared with the single-GPU
+run", "with 4 ranks the collate step takes three times as long per process". The stage must be one the
+CPU runs (sampling, slicing, data loading, preprocessing, augmentation, decoding, tokenizing, collating),
+the sentence must say it got slower and place it in each process or against a single-GPU run; a
+sentence that names the GPU's part (forward, backward, all-reduce) as the slow one is left out. It
+becomes a ``reported.symptom`` ``cpu-stage-slower-per-process`` of one machine: processes that share
+the cores, each with a thread pool sized to all of them, is the usual reason.
+
 Sample input::
 
     When I looked at the processes with `htop`, each DataLoader worker was using more than 140% CPU
@@ -68,6 +77,30 @@ _ACROSS_NODES = lazyre.compile(r"\b(?:across|between|over)\s{1,3}(?:the\s{1,3}|t
                            r"|\binter[- ]?node\b|\bmulti[- ]?node\b|\b(?:RDMA|network|fabric|InfiniBand|RoCE)\b", re.I)
 
 
+#: a stage of the step the CPU runs
+_CPU_STAGE = lazyre.compile(r"\b(?:sampl(?:e|es|ing|er)|slic(?:e|es|ing)|data[\s-]?load\w{0,4}|dataloader|preprocess\w{0,4}|pre-process\w{0,4}|"
+                        r"augment\w{0,6}|decod(?:e|es|ing)|tokeniz\w{0,5}|collat(?:e|es|ing|ion))\b", re.I)
+#: it got slower
+_WORSE = lazyre.compile(r"\b(?:gets?\s{1,3}(?:much\s{1,3}|a\s{1,3}lot\s{1,3})?(?:worse|slower)|got\s{1,3}(?:much\s{1,3})?(?:worse|slower)|getting\s{1,3}worse|"
+                    r"(?:is|are|was|were|becomes?|became)\s{1,3}(?:much\s{1,3}|far\s{1,3}|a\s{1,3}lot\s{1,3}|\d{1,3}x\s{1,3})?(?:slower|worse)|"
+                    r"slows?\s{1,3}down|takes?\s{1,3}(?:\w+\s{1,3}){0,3}?(?:longer|as\s{1,3}long)|performs?\s{1,3}(?:bad|badly|worse|poorly))\b", re.I)
+#: in each of several processes, or against the one-GPU run
+_PER_PROCESS = lazyre.compile(r"\b(?:(?:each|every|per)\s{1,3}(?:DDP\s{1,3}|trainer\s{1,3}|training\s{1,3}|worker\s{1,3})?(?:process|rank|trainer)|"
+                          r"(?:than|with|against|compared\s{1,3}(?:with|to))\s{1,3}(?:the\s{1,3})?(?:single|one|1)[\s-](?:GPU|process)|"
+                          r"with\s{1,3}(?:\d{1,2}|two|four|eight)\s{1,3}(?:DDP\s{1,3})?(?:ranks|processes|trainers))\b", re.I)
+#: the GPU's part named as the slow one: "the backward gets slower in each process"
+_GPU_STAGE_SLOW = lazyre.compile(r"\b(?:forward|backward|all[\s_-]?reduce|NCCL|GPU\s{1,3}(?:time|compute|kernels?))\b\W{0,3}(?:\w+\W{1,3}){0,3}?"
+                             r"(?:gets?\s{1,3}(?:worse|slower)|(?:is|are|was|were)\s{1,3}(?:\w+\s{1,3})?slower|takes?\s{1,3}longer)", re.I)
+_NEG = lazyre.compile(r"\b(?:not|no|never|isn't|aren't|wasn't|doesn't|didn't)\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
+
+
+def _cpu_stage_slower(text: str) -> bool:
+    stage = _CPU_STAGE.search(text)
+    worse = _WORSE.search(text, stage.end()) if stage else None
+    return bool(stage and worse and worse.start() - stage.end() < 120 and _PER_PROCESS.search(text)
+                and not _NEG.search(text[:worse.start()]) and not _GPU_STAGE_SLOW.search(text))
+
+
 def sentence(reader: Any, index: int, text: str) -> None:
     from clusterdx.facts.model.reported import ReportedInventory, ReportedMetric, ReportedSymptom
 
@@ -90,6 +123,10 @@ def sentence(reader: Any, index: int, text: str) -> None:
             and not _ACROSS_NODES.search(text):
         reader.add(ReportedSymptom, index, ("symptom", "low-bandwidth", "single-node"), kind="low-bandwidth",
                    where="single-node", text=" ".join(text.split())[:200])
+
+    if _cpu_stage_slower(text):
+        reader.add(ReportedSymptom, index, ("symptom", "cpu-stage-slower-per-process", "single-node"),
+                   kind="cpu-stage-slower-per-process", where="single-node", text=" ".join(text.split())[:200])
 
     w = _WORKER.search(text)
     if w is None or not _CPU_CONTEXT.search(text):

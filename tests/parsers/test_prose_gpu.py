@@ -2,6 +2,8 @@
 
 import doctest
 
+import pytest
+
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.parsers import prose, prose_gpu
@@ -121,3 +123,34 @@ def test_gpu_to_gpu_lookalikes():
 def test_p2p_lookalikes():
     # P2P said to be fine, and a CPU word without a model number
     assert _said("P2P is not slow at all here, the EPYC box is fine.\n") == []
+
+
+def _kinds(text: str) -> list[str]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return [f.kind for f in ctx.facts if f.fact_type == "reported.symptom"]
+
+
+@pytest.mark.parametrize("text", [
+    "After the correction the result still shows DDP doesn't perform well: the 'sample' / slice stage of every step "
+    "gets worse in each DDP process compared with the single-GPU run, and the forward/backward part is about the same.",
+    "With 4 ranks the collate step takes three times as long per process as in the single-GPU run.",
+    "With 4 processes the preprocessing is much slower in each process than in the single-GPU run, roughly 3x.",
+])
+def test_a_cpu_stage_slower_in_each_process(text):
+    assert "cpu-stage-slower-per-process" in _kinds(text + "\n")
+
+
+@pytest.mark.parametrize("text", [
+    "The backward gets slower in each DDP process, data loading is unchanged.",   # the GPU's part
+    "Data loading is not slower with two processes; the all-reduce is.",          # negated, GPU's part
+    "Sampling gets faster with more processes.",                                   # faster
+    "The dataloader is slower than on my laptop.",                                 # not per process
+    "The preprocessing takes the same time in each process as in the single-GPU run.",  # unchanged
+])
+def test_a_cpu_stage_slower_lookalikes(text):
+    assert "cpu-stage-slower-per-process" not in _kinds(text + "\n")

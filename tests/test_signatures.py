@@ -64,6 +64,10 @@ HITS = [
     ("kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with "
      "error 4, opcode 5327, len 5327, vendor err 81 (Send)", "ib-completion-local-protection"),
     ("_ibvwrap.cc: NCCL WARN Call to ibv_modify_qp failed with error Connection timed out_", "ibv-modify-qp-timeout"),
+    ("When training for 12 hours the ConnectX-7 gid index changed from 3 to 4/8 (show_gids command)", "roce-gid-index-changed"),
+    ("#38 showed GID table indexes **drift** when interface events reshuffle the table", "roce-gid-index-changed"),
+    ("after the bond flapped the RoCE v2 GID index moved to 5 on mlx5_2", "roce-gid-index-changed"),
+    ("a change in the GID index after the DHCP renewal broke the running job", "roce-gid-index-changed"),
     ("But if I ibv_reg_mr to register a buff on GPU, it fails.", "gpu-memory-registration-fails"),
     ("NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument",
      "ofi-gpu-memory-registration-fails"),
@@ -98,6 +102,10 @@ HITS = [
 ]
 
 LOOKALIKES = [
+    "we changed the GID index to 3 and now it works",                      # the user's own setting, no drift
+    "export NCCL_IB_GID_INDEX=3 changed nothing",                          # the variable, not the table
+    "the container user's gid changed to 1000 after the rebuild",          # a Unix group id
+    "show_gids: GID index 3 is RoCE v2, unchanged since the reboot",        # stable index
     # a ring pattern (4) that found no path is the usual fallback on PCIe hosts, no tree bug
     "graph/search.cc:1127 NCCL WARN Could not find a path for pattern 4, falling back to simple order",
     "[Oct 31 2023 20:45:27] [INFO] [tid 526845] Successfully configured all the available NVSwitches",  # FM, no error

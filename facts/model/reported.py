@@ -153,10 +153,13 @@ class ReportedSymptom(_Reported):
     #: 'vm-topology-flat' (a guest's PCI/NUMA layout said not to mirror the host: devices at NUMA
     #: -1, no PCI hierarchy, the VM's topology unlike the host's), 'one-node' (it goes wrong only
     #: when one named node takes part: "any job that includes gpu-07 fails"), 'nccl-below-raw-rdma'
-    #: (NCCL's bandwidth across the fabric low while a raw RDMA test on the same ports is fine)
+    #: (NCCL's bandwidth across the fabric low while a raw RDMA test on the same ports is fine),
+    #: 'shards-on-one-gpu' (a job split across GPUs puts everything on one GPU, the others stay empty),
+    #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes)
     kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
-                  "below-peak", "asks-expected", "nccl-below-raw-rdma"]
+                  "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
+                  "cpu-stage-slower-per-process"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

@@ -397,6 +397,8 @@ _WORKS = lazyre.compile(r"\b(?:resolv\w{0,3}|fix\w{0,3}|solv\w{0,3}|works?|worke
                     r"went away|no longer|makes? it (?:work|run|pass)|runs? (?:\w+ )?fine|ran fine|succeed\w{0,3}|"
                     # "setting NCCL_P2P_DISABLE=1 did workaround but got really low speed"
                     r"did (?:the |a )?work-?around|(?:as|is|was) (?:a |the )?work-?around|work(?:s|ed)? around|"
+                    # a label: "Workaround: NCCL_P2P_DISABLE=1", "X=1 gets us past the hang"
+                    r"work-?arounds?(?=\s{0,2}:)|gets? (?:\w+ )?past (?:it|this|that|the (?:hang|stall|error|crash|deadlock|init\w{0,7}))|"
                     # the failing start now gets through: "the job starts and trains", "training then completes"
                     r"starts? and (?:trains?|runs?|completes?)|(?:job|training|run) (?:now |then )?(?:completes|trains|passes)|"
                     # "with NCCL_P2P_DISABLE=1 it starts, but ...", "the server then starts fine"

@@ -15,6 +15,15 @@ fine", "after rmmod nvidia_peermem the crash is gone", "with GPUDirect RDMA disa
 named ``nvidia_peermem`` (the module, under either of its names), ``gpudirect-rdma`` or ``p2p``
 with value ``off``.
 
+A parallel job whose shards never reach the other GPUs: "TP=4 loads all weights on GPU 0, GPUs 1-3
+at 15 MiB", "instead of sharding, all the weights end up on GPU 0 while the other three cards stay
+empty". One GPU holding everything, or the others staying empty (a few MiB), must sit in a sentence
+that says the work is split across GPUs (tensor or model parallel, TP=N, sharding, DDP); a sentence
+that names the user's own device placement (device_map, set_device, CUDA_VISIBLE_DEVICES, local_rank,
+.to(...)) or a forgotten step is left out, being the usual cause of the same picture. It becomes a
+``reported.symptom`` ``shards-on-one-gpu`` of one machine: the loaders hand each shard to its GPU by
+a copy between GPUs or a collective, a peer-to-peer DMA that can land nowhere.
+
 Throughput that falls as a run goes on: "getting slower and slower", "it deteriorates when the
 steps increase", "slows down over time", "after a few hours the step time doubles", "progressively
 slower". It becomes a ``reported.symptom`` ``slows-over-time``; a run that is simply slow, or slower
@@ -78,6 +87,19 @@ _THEN_WORKS = lazyre.compile(r"\b(?:works?|worked|working|runs?\s{1,3}(?:\w+\s{1
                          r"(?:is|are|was|were|runs?|ran|gets?|got)\s{1,3}(?!(?:not|no|never|hardly|barely)\s)(?:\w+\s{1,3})?(?:much\s{1,3}|a\s{1,3}lot\s{1,3}|way\s{1,3}|far\s{1,3}|\d{1,3}x\s{1,3})?faster)\b", re.I)
 _NOT_THEN = lazyre.compile(r"\b(?:(?:does|did|do)(?:n'?t|\s{1,3}not)|not|never|nothing)\s{1,3}(?:\w+\s{1,3}){0,2}(?:help\w{0,2}|work\w{0,3}|fix\w{0,3}|solv\w{0,3}|resolv\w{0,3}|change\w{0,1})\b", re.I)
 
+#: one GPU holds everything: "all weights land on GPU 0", "all the memory is on cuda:0"
+_ALL_ON_ONE = lazyre.compile(r"\ball\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?(?:model\s{1,3})?(?:weights|tensors|parameters|params|layers|shards|memory|experts)\s{1,3}"
+                         r"(?:[\w-]{1,12}\s{1,3}){0,3}?(?:on|onto|into|to|in)\s{1,3}(?:the\s{1,3})?(?:first\s{1,3})?(?:GPU|cuda:?|device|card)\s{0,2}#?0\b", re.I)
+#: the other GPUs stay empty: "the other three cards stay empty", "GPUs 1-3 at 15 MiB"
+_OTHERS_EMPTY = lazyre.compile(r"\b(?:the\s{1,3})?(?:other|remaining)\s{1,3}(?:\w+\s{1,3})?(?:GPUs?|cards?|devices?)\s{1,3}(?:\w+\s{1,3}){0,2}?"
+                           r"(?:stay|stays|stayed|remain|remains|remained|are|were|sit|sits)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:empty|unused|idle|at\s{1,3}\d{1,3}\s{0,2}MiB)\b|"
+                           r"\bGPUs?\s{1,3}[1-9](?:\s{0,2}(?:-|–|to|,|and)\s{0,2}\d{1,2})+\s{1,3}(?:(?:stay|remain)\w{0,2}\s{1,3})?(?:at|:)?\s{0,3}\d{1,3}\s{0,2}MiB\b", re.I)
+#: the work is meant to be split across the GPUs
+_PARALLEL = lazyre.compile(r"\b(?:TP\s{0,2}=\s{0,2}\d{1,2}|tensor[\s_-]{0,2}parallel\w{0,5}|tp[_-]size|shard\w{0,4}|model[\s-]parallel\w{0,3}|"
+                       r"DDP|FSDP|pipeline[\s-]parallel\w{0,3})\b", re.I)
+#: the user's own placement, the usual reason one GPU gets everything
+_OWN_PLACEMENT = lazyre.compile(r"\b(?:device_map|set_device|CUDA_VISIBLE_DEVICES|local_rank|forgot|forget|my\s{1,3}(?:own\s{1,3})?(?:code|bug|mistake))\b|\.to\(", re.I)
+
 #: a while into the run: "after a few hours", "after about 3 hours", "after 20000 steps"
 _SPAN = (r"\s{1,3}(?:about\s{1,3}|around\s{1,3}|roughly\s{1,3}|~\s{0,1})?(?:a\s{1,3}few\s{1,3}|a\s{1,3}couple\s{1,3}of\s{1,3}|several\s{1,3}|some\s{1,3}|"
          r"many\s{1,3}|\d{1,6}\s{1,3})(?:minutes|hours|days|steps|iterations|epochs)")
@@ -121,7 +143,7 @@ def _wrong_value(text: str) -> re.Match[str] | None:
 
 
 def sentence(reader: Any, index: int, text: str) -> None:
-    """Read one sentence: wrong data between GPUs, the peer path switched off, a slowdown over time."""
+    """Read one sentence: wrong data between GPUs, shards on one GPU, the peer path switched off, a slowdown over time."""
     from clusterdx.facts.model.reported import ReportedSymptom, ReportedWorkaround
 
     corrupt = next((m for m in _CORRUPT.finditer(text) if not _NEGATED.search(text[:m.start()])), None)
@@ -138,6 +160,11 @@ def sentence(reader: Any, index: int, text: str) -> None:
         effect = "no-effect" if _NOT_THEN.search(text) else "fixes"
         reader.add(ReportedWorkaround, index, ("workaround", name, "off"), name=name, value="off", effect=effect,
                    text=_cut(text))
+
+    if (_ALL_ON_ONE.search(text) or _OTHERS_EMPTY.search(text)) and _PARALLEL.search(text) \
+            and not _OWN_PLACEMENT.search(text):
+        reader.add(ReportedSymptom, index, ("symptom", "shards-on-one-gpu", "single-node"), kind="shards-on-one-gpu",
+                   where="single-node", text=_cut(text))
 
     slow = next((m for pat in _OVER_TIME for m in [pat.search(text)] if m), None)
     if slow and not _NEGATED.search(text[:slow.start()]):

@@ -902,6 +902,29 @@ def test_wrong_data_lookalikes(text):
     assert "multi-gpu-wrong-data" not in kinds, kinds
 
 
+@pytest.mark.parametrize("text", [
+    "TP=4 loads all weights on GPU 0 — GPUs 1-3 at 15 MiB, OOM on GPU 0",
+    "Instead of sharding, all the weights end up on GPU 0 and it runs out of memory while the other three cards stay empty.",
+    "With tensor parallel 2 all the weights go to GPU 0 and GPU 1 stays at 3 MiB.",
+    "With tp_size 2 the other card remains at 4 MiB while GPU 0 fills up.",
+])
+def test_a_parallel_job_left_on_one_gpu(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "shards-on-one-gpu" in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "With device_map='auto' and TP=2 all the weights end up on GPU 0 and the other GPUs stay empty.",  # own placement
+    "I forgot to call set_device, so with DDP all the memory was on GPU 0.",                        # own bug
+    "With TP=4 the weights are split evenly, GPUs 0-3 each at 40 GiB.",                             # it did split
+    "All the weights are on GPU 0 because I run a single process on one card.",                     # nothing to split
+    "The other GPUs stay idle while GPU 0 trains, that is how I run the notebook.",                # no parallel job
+])
+def test_a_parallel_job_left_on_one_gpu_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
+    assert "shards-on-one-gpu" not in kinds, kinds
+
+
 @pytest.mark.parametrize("text, name, effect", [
     ("When disabling nv_peer_memory, nccl-tests runs fine.", "nvidia_peermem", "fixes"),
     ("After `rmmod nvidia_peermem` the job completes.", None, None),  # no word that it then works
@@ -922,6 +945,9 @@ def test_peer_path_switched_off_in_words(text, name, effect):
     ("We set NCCL_P2P_DISABLE=1 in our template.", False),  # configuration, not a workaround
     ("Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.", True),
     ("NCCL_P2P_DISABLE=1 works around it.", True),
+    ("Workaround that gets past it: `NCCL_P2P_DISABLE=1` plus `--disable-custom-all-reduce`.", True),
+    ("Workaround: NCCL_P2P_DISABLE=1 (slow, but the engine starts).", True),
+    ("Our workaround script exports NCCL_P2P_DISABLE=1 on every node.", False),  # the word, no label or effect
     ("We use NCCL_SOCKET_IFNAME=eth0 for the workaround script.", False),  # the word alone is not a fix
 ])
 def test_a_workaround_stated_as_what_now_works(text, fixes):

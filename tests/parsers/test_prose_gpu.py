@@ -2,6 +2,8 @@
 
 import doctest
 
+import pytest
+
 from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.parsers import prose, prose_gpu
@@ -85,6 +87,25 @@ def test_host_cpu_models_and_slow_p2p():
     assert _said("Two Intel(R) Xeon(R) Platinum 8480+ per node.\n") == [("reported.inventory", "Xeon 8480+", "Intel")]
 
 
+def test_amd_desktop_cpus_and_threadripper_boards():
+    assert _said("Our box is an AMD Ryzen Threadripper 9970X (32-core) with four GPUs.\n") == [
+        ("reported.inventory", "Threadripper 9970X", "AMD")]
+    assert _said("We use a Threadripper PRO 7985WX with 4 GPUs.\n") == [("reported.inventory", "Threadripper 7985WX", "AMD")]
+    assert _said("The CPU is an AMD Ryzen 9 9950X3D 16-Core Processor with 2 GPUs.\n") == [
+        ("reported.inventory", "Ryzen 9950X3D", "AMD")]
+    # a board named by its socket's chipset carries a Threadripper
+    assert _said("Hardware: 4x RTX PRO 6000 Blackwell on a WRX90 board, driver 580.159.03.\n") == [
+        ("reported.inventory", "Threadripper (WRX90 board)", "AMD")]
+    assert _said("The board is an ASUS Pro WS WRX90E-SAGE SE with 2 GPUs.\n") == [
+        ("reported.inventory", "Threadripper (WRX90 board)", "AMD")]
+
+
+def test_amd_desktop_lookalikes():
+    # a part number that only starts like a chipset, and the brand without a model number
+    assert _said("Part WRX900 ships with 4 GPUs.\n") == []
+    assert _said("We run 2 GPUs, the Ryzen box is not the issue, 4090 cards.\n") == []
+
+
 def test_gpu_to_gpu_slow_inside_one_server():
     assert _said("GPU-to-GPU bandwidth is very low inside this one server.\n") == [
         ("reported.symptom", "low-bandwidth", "single-node")]
@@ -102,3 +123,34 @@ def test_gpu_to_gpu_lookalikes():
 def test_p2p_lookalikes():
     # P2P said to be fine, and a CPU word without a model number
     assert _said("P2P is not slow at all here, the EPYC box is fine.\n") == []
+
+
+def _kinds(text: str) -> list[str]:
+    doc = Document.from_text(text)
+    ctx = ParseContext(doc, "prose")
+    try:
+        prose.parse(doc, ctx)
+    except NotApplicable:
+        return []
+    return [f.kind for f in ctx.facts if f.fact_type == "reported.symptom"]
+
+
+@pytest.mark.parametrize("text", [
+    "After the correction the result still shows DDP doesn't perform well: the 'sample' / slice stage of every step "
+    "gets worse in each DDP process compared with the single-GPU run, and the forward/backward part is about the same.",
+    "With 4 ranks the collate step takes three times as long per process as in the single-GPU run.",
+    "With 4 processes the preprocessing is much slower in each process than in the single-GPU run, roughly 3x.",
+])
+def test_a_cpu_stage_slower_in_each_process(text):
+    assert "cpu-stage-slower-per-process" in _kinds(text + "\n")
+
+
+@pytest.mark.parametrize("text", [
+    "The backward gets slower in each DDP process, data loading is unchanged.",   # the GPU's part
+    "Data loading is not slower with two processes; the all-reduce is.",          # negated, GPU's part
+    "Sampling gets faster with more processes.",                                   # faster
+    "The dataloader is slower than on my laptop.",                                 # not per process
+    "The preprocessing takes the same time in each process as in the single-GPU run.",  # unchanged
+])
+def test_a_cpu_stage_slower_lookalikes(text):
+    assert "cpu-stage-slower-per-process" not in _kinds(text + "\n")

@@ -102,6 +102,7 @@ HITS = [
 ]
 
 LOOKALIKES = [
+    "train-vm-a3:8841:8920 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'",  # sockets never do GDR
     "we changed the GID index to 3 and now it works",                      # the user's own setting, no drift
     "export NCCL_IB_GID_INDEX=3 changed nothing",                          # the variable, not the table
     "the container user's gid changed to 1000 after the rebuild",          # a Unix group id

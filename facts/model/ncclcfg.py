@@ -23,6 +23,8 @@ class NcclTopoXml(Fact):
     #: True when GPUs and NICs hang directly under CPUs (no <pci> switch level between a CPU and
     #: its devices): the flattened view of a VM or a faulty topology file
     flattened: bool
+    #: the document was cut short (a pasted head of the dump): counts are lower bounds
+    truncated: bool = False
 
 
 class NcclTopoXmlGpu(Fact):

@@ -13,6 +13,11 @@ VM without a topology file gives NCCL, which then cannot pair GPUs with their lo
 ``nic_local`` is True when a NIC sits under the same PCI switch as the GPU. Parsed with
 defusedxml (no entities, no DTD).
 
+Users paste the head of a dump (``cat topo.xml`` cut where the post or the terminal ended). A
+document that is only cut short (every closing tag matches its opening one, the last tag maybe
+half written) is closed where it stops and parsed: the summary says ``truncated`` and counts only
+what the excerpt shows, with a warning on the line where it ends. Mismatched tags stay an error.
+
 Sample input::
 
     <system version="1">
@@ -73,6 +78,7 @@ SAMPLE = """\
 """
 
 MAX_XML_CHARS = 16 * 1024 * 1024
+MAX_MENDED_CHARS = 1024 * 1024
 
 
 def _int(text: str | None) -> int | None:
@@ -99,16 +105,56 @@ def _start(doc: Document) -> int:
     raise NotApplicable("no <system> element")
 
 
+_TAG = re.compile(r"<!--.*?-->|<\?.*?\?>|<(/?)([A-Za-z_][\w.:-]*)[^<>]*?(/?)>", re.S)
+
+
+def _closed(text: str) -> tuple[str, int] | None:
+    """``text`` with the elements a cut left open closed, and how many; None when the tags do not
+    nest (a malformed document, not a cut one) or nothing is open."""
+    last = text.rfind(">")
+    if text.rfind("<") > last:  # the cut fell inside a tag: drop its half
+        text = text[:last + 1]
+    stack: list[str] = []
+    for m in _TAG.finditer(text):
+        close, name, empty = m.group(1), m.group(2), m.group(3)
+        if name is None or empty:
+            continue
+        if close:
+            if not stack or stack[-1] != name:
+                return None
+            stack.pop()
+        else:
+            stack.append(name)
+    if not stack:
+        return None
+    return text + "".join(f"</{n}>" for n in reversed(stack)), len(stack)
+
+
 def parse(doc: Document, ctx: ParseContext) -> None:
     start = _start(doc)
     text = "\n".join(doc.lines[start:])
     if len(text) > MAX_XML_CHARS:
         raise ParseError(f"XML larger than {MAX_XML_CHARS} characters", doc.lineno(start))
+    truncated = False
     try:
         root = ET.fromstring(text)
     except StdET.ParseError as exc:
         line = start + max(exc.position[0] - 1, 0) if getattr(exc, "position", None) else start
-        raise ParseError(f"malformed or truncated XML: {exc}", doc.lineno(min(line, len(doc.lines) - 1))) from None
+        line = min(line, len(doc.lines) - 1)
+        # a pasted excerpt is small; a huge malformed file is not worth a second pass
+        mended = _closed(text) if len(text) <= MAX_MENDED_CHARS else None
+        root = None
+        if mended is not None:
+            try:
+                root = ET.fromstring(mended[0])
+            except (StdET.ParseError, DefusedXmlException, ValueError, RecursionError):
+                root = None
+        if root is None:
+            raise ParseError(f"malformed or truncated XML: {exc}", doc.lineno(line)) from None
+        truncated = True
+        end = max((i for i, ln in enumerate(doc.lines) if ln.strip()), default=start)
+        ctx.warn(end, f"topology XML cut short here ({mended[1]} elements left open): "
+                      "counts cover only what the excerpt shows")
     except (DefusedXmlException, ValueError, RecursionError) as exc:
         raise ParseError(f"XML refused: {type(exc).__name__}: {exc}", doc.lineno(start)) from None
     if root.tag != "system":
@@ -183,7 +229,7 @@ def parse(doc: Document, ctx: ParseContext) -> None:
         raise NotApplicable("topology without CPUs, GPUs or NICs")
     ctx.add(NcclTopoXml, start, len(doc.lines) - 1, version=root.get("version", ""), cpus=cpus, gpus=gpus,
             nics=nics, nets=nets, net_speeds_mbps=speeds, pci_link_widths=widths, gpu_gdr=gdrs,
-            nvlinks=nvlinks, flattened=flat and devices > 0)
+            nvlinks=nvlinks, flattened=flat and devices > 0, truncated=truncated)
     for g in gpu_facts:
         ctx.add(NcclTopoXmlGpu, g.pop("index"), **g)
 

@@ -45,11 +45,35 @@ def test_flattened_vm_topology():
     assert not any(g.nic_local for g in of_type(ctx, "nccl.topo_xml_gpu"))
 
 
-def test_truncated_xml_is_a_parse_error_with_line():
+def test_head_of_a_dump_yields_what_it_shows():
+    # a post holding the first 40 lines of `cat topo.xml`: the GPUs and NICs seen so far, flagged
     lines = (CONTAINER / "nccl-topo-hgx-h100.xml").read_text().splitlines()[:40]
+    ctx = parse_text("nccl-topo-xml", "\n".join(lines))
+    [s] = of_type(ctx, "nccl.topo_xml")
+    gpus = of_type(ctx, "nccl.topo_xml_gpu")
+    assert s.truncated is True and s.flattened is False
+    assert 1 <= s.gpus < 8 and len(gpus) == s.gpus and s.cpus == 1
+    assert [line for line, _ in ctx.warnings] == [40] and "cut short" in ctx.warnings[0][1]
+
+
+def test_cut_inside_a_tag_drops_the_half_tag():
+    head = nccl_topo_xml.SAMPLE.splitlines()[:5] + ['      <pci busid="0000:18:00.0" class="0x03']
+    ctx = parse_text("nccl-topo-xml", "\r\n".join(["root@gpu-node-07:~# cat topo.xml", *head]))
+    [s] = of_type(ctx, "nccl.topo_xml")
+    assert (s.truncated, s.nics, s.gpus, s.nets) == (True, 1, 0, ["mlx5_0"])
+
+
+def test_complete_dump_is_not_flagged():
+    ctx = parse_text("nccl-topo-xml", nccl_topo_xml.SAMPLE)
+    [s] = of_type(ctx, "nccl.topo_xml")
+    assert s.truncated is False and not ctx.warnings
+
+
+def test_mismatched_tags_stay_an_error_with_line():
+    text = '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:18:00.0">\n  </cpu>\n</system>\n'
     with pytest.raises(ParseError) as exc:
-        parse_text("nccl-topo-xml", "\n".join(lines))
-    assert exc.value.line >= 40
+        parse_text("nccl-topo-xml", text)
+    assert exc.value.line == 4
 
 
 def test_entities_are_refused():

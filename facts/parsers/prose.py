@@ -768,6 +768,8 @@ class _Reader:
                 continue
             row = next(r for n, r in self._gpu_names if n.lower() == m.group(0).lower())
             count = _count_before(before)
+            if count is not None and _counts_machines(before, sentence[m.end():m.end() + 40]):
+                count = None  # "2 H200 servers" are two machines; "8x H100 nodes" stays eight GPUs a node
             if count is None:
                 c = _GPU_COUNT.search(sentence)
                 count = int(c.group(1)) if c else None
@@ -1267,6 +1269,20 @@ def _count_after(after: str) -> int | None:
     if m and 0 < int(m.group(1)) <= 512:
         return int(m.group(1))
     return None
+
+
+#: what a plain number before a GPU model can count instead of GPUs: the machines holding them
+_MACHINE_AFTER = lazyre.compile(
+    r"^(?:[\s-]{1,2}(?:SXM\d?|PCIe|NVL|\d{2,3}\s?GB|GPU))*[\s-]{1,2}(?:servers?|nodes?|machines?|hosts?|boxes|"
+    r"systems?|instances?|VMs?|workers?)\b", re.I)
+
+
+def _counts_machines(before: str, after: str) -> bool:
+    """True for "2 H200 servers", "4 A100 nodes": a bare number (no ``x``) then the model and a
+    word for a machine counts machines."""
+    if re.search(r"[x×]\s{0,2}(?:(?:NVIDIA|Mellanox|Nvidia)\s{1,2})?$", before):
+        return False
+    return bool(_MACHINE_AFTER.match(after))
 
 
 def _count_before(before: str) -> int | None:

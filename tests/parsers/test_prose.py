@@ -1215,3 +1215,29 @@ def test_works_with_another_stack_is_a_change_that_fails(sentence, component, ve
 ])
 def test_works_elsewhere_lookalikes(sentence):
     assert not [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change" and f.direction == "fails"]
+
+
+def _gpu_counts(text: str) -> list[int | None]:
+    from tests.parsers.helpers import parse_text
+
+    ctx = parse_text("prose", text + "\n")
+    return [f.count for f in ctx.facts if f.fact_type == "reported.inventory" and f.item == "gpu"]
+
+
+@pytest.mark.parametrize("text", [
+    "We have 2 H200 servers connected with the IP switch.",
+    "I have 4 A100 80GB nodes on a RoCE fabric.",
+    "Our 16 H100 SXM hosts run Slurm.",
+])
+def test_a_bare_number_before_model_and_machine_counts_machines(text):
+    assert _gpu_counts(text) == [None]
+
+
+@pytest.mark.parametrize("text,count", [
+    ("We have 8x H100 nodes on IB.", 8),  # "8x H100" is the GPUs of one node
+    ("Two nodes with 8 H100 GPUs each.", 8),
+    ("We use 4 A100 GPUs in one server.", 4),
+    ("3 RTX 4090 in one box", 3),
+])
+def test_gpu_counts_next_to_machine_words_stay(text, count):
+    assert _gpu_counts(text) == [count]

@@ -274,3 +274,38 @@ def test_no_framework_change_crossed_or_no_multi_gpu_node():
     assert _framework_issues("1.1", "1.2") == []  # the slow side is past it
     assert _framework_issues("1.0", "1.1", gpus=1) == []
     assert _framework_issues("1.0", "1.1", gpus=None) == []  # undecided: silent
+
+
+def test_h800_before_its_fixes_applies_on_both_sides_of_2_19_3():
+    assert _issues([_run("NVIDIA H800", "2.17.1")])["h800-fixes-2.19.3"].applies == "applies"
+    assert _issues([_run("NVIDIA H800", "2.19.1")])["h800-fixes-2.19.3"].applies == "applies"
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA H800", "2.19.3")])
+    # look-alikes: the same old release on the H100 (18 links) or an A800 is not the H800 entry
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA H100 80GB HBM3", "2.17.1")])
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA A800-SXM4-80GB", "2.17.1")])
+
+
+def test_h800_named_only_by_the_user_counts():
+    from clusterdx.facts.model.reported import ReportedInventory
+
+    inv = ReportedInventory(node="n1", source=SRC, item="gpu", model="H800", form="SXM", text="8x H800 per node")
+    assert _issues([inv, _version("2.18.3")])["h800-fixes-2.19.3"].applies == "applies"
+    assert "h800-fixes-2.19.3" not in _issues([inv, _version("2.21.5")])
+
+
+def test_ll_cleanup_hang_needs_a_hang_and_a_2_4_release_before_2_4_6():
+    assert _issues([_version("2.4.2"), _hang()])["ll-cleanup-hang-2.4"].applies == "applies"
+    assert _issues([_version("2.4.5"), _hang()])["ll-cleanup-hang-2.4"].applies == "applies"
+    # no hang reported: undecided, never acted on alone
+    assert _issues([_version("2.4.2")])["ll-cleanup-hang-2.4"].applies == "possible"
+    # both sides of the range: the fix (2.4.6) and a 2.3 release the notes say nothing about
+    assert "ll-cleanup-hang-2.4" not in _issues([_version("2.4.6"), _hang()])
+    assert "ll-cleanup-hang-2.4" not in _issues([_version("2.3.7"), _hang()])
+
+
+def test_ll_workaround_counts_only_at_zero():
+    def ll(value: str) -> EnvVar:
+        return EnvVar(node="n1", source=SRC, name="NCCL_LL_THRESHOLD", value=value)
+
+    assert _issues([_version("2.4.2"), _hang(), ll("0")])["ll-cleanup-hang-2.4"].setting_set is True
+    assert _issues([_version("2.4.2"), _hang(), ll("16384")])["ll-cleanup-hang-2.4"].setting_set is False

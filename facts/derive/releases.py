@@ -32,6 +32,8 @@ _C2C = lazyre.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
 _MNNVL = lazyre.compile(r"\b(GB200|GB300)\b", re.I)
 #: Blackwell GPUs (tool names such as "NVIDIA B200" and "NVIDIA GB200" too)
 _BLACKWELL = lazyre.compile(r"\b(B200|B300|GB200|GB300|Blackwell)\b", re.I)
+#: the Hopper part with 8 NVLink links, which NCCL fixed for separately (2.18.3, 2.19.3)
+_H800 = lazyre.compile(r"\bH800\b", re.I)
 #: GPUs without NVLink between them in common servers
 _PCIE = lazyre.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
 _SXM = lazyre.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
@@ -138,7 +140,7 @@ def _nvlink(facts: Sequence[Fact]) -> Decision:
 
 CONDITIONS: dict[str, Callable[[Sequence[Fact]], Decision]] = {
     "roce": _roce, "ib": _ib, "amd-cpu": _amd, "c2c": _by_gpu(_C2C), "mnnvl": _mnnvl,
-    "blackwell": _by_gpu(_BLACKWELL),
+    "blackwell": _by_gpu(_BLACKWELL), "h800": _by_gpu(_H800),
     "pcie-gpus": _pcie, "nvlink-gpus": _nvlink, "multi-node": _multi_node, "sendrecv": _sendrecv,
     "hang": _hang,
 }

@@ -309,3 +309,41 @@ def test_ll_workaround_counts_only_at_zero():
 
     assert _issues([_version("2.4.2"), _hang(), ll("0")])["ll-cleanup-hang-2.4"].setting_set is True
     assert _issues([_version("2.4.2"), _hang(), ll("16384")])["ll-cleanup-hang-2.4"].setting_set is False
+
+
+def _change(frm: str, to: str, direction: str = "slower") -> "ReportedChange":
+    from clusterdx.facts.model.reported import ReportedChange
+
+    return ReportedChange(node="n1", source=SRC, component="nccl", from_version=frm, to_version=to,
+                          direction=direction, text="t")
+
+
+def _sendrecv_8_nodes() -> list:
+    return [_comm(8), NcclTestsRun(node="n1", source=SRC, run_index=0, collective="sendrecv", nranks=64, nodes=8)]
+
+
+def test_the_release_called_good_and_what_it_shares_are_left_out():
+    base = _sendrecv_8_nodes() + [_version("2.19.4"), _version("2.20.5"), _net(True)]
+    # no contrast: every entry of both releases is there
+    plain = _issues(base)
+    assert {"regression-2.19.3-2.19.4", "roce-gid-autoselect-2.21", "net-channels-per-peer-auto-2.20"} <= set(plain)
+    assert plain["net-channels-per-peer-auto-2.20"].crossed is False
+    # "a drop for NCCL >= 2.20": 2.19.4 is the good side, the RoCE GID default (both releases) says nothing
+    told = _issues(base + [_change("", "2.20")])
+    assert "regression-2.19.3-2.19.4" not in told and "roce-gid-autoselect-2.21" not in told
+    assert told["net-channels-per-peer-auto-2.20"].crossed is True
+    # the same with the good release named: "from 2.19.4 to 2.20.5 it got slower"
+    named = _issues(base + [_change("2.19.4", "2.20.5")])
+    assert set(named) == set(told)
+
+
+def test_a_faster_change_or_another_component_names_no_good_release():
+    base = _sendrecv_8_nodes() + [_version("2.19.4"), _version("2.20.5")]
+    assert "regression-2.19.3-2.19.4" in _issues(base + [_change("2.19.4", "2.20.5", "faster")])
+    from clusterdx.facts.model.reported import ReportedChange
+
+    cuda = ReportedChange(node="n1", source=SRC, component="cuda", from_version="12.2", to_version="12.4",
+                          direction="slower", text="t")
+    assert "regression-2.19.3-2.19.4" in _issues(base + [cuda])
+    # a bound the ticket's releases are all above: nothing below it is shown, nothing is left out
+    assert "regression-2.19.3-2.19.4" in _issues(base + [_change("", "2.18")])

@@ -14,6 +14,11 @@ release beside them is not read. Look-alikes: both releases fail ("2.8.4 fails, 
 same way"), a negated outcome ("2.7.8 does not work either"), or a word that puts both in one
 boat ("too", "also", "either", "both") in the working release's clause give nothing.
 
+A slowdown said to hold from one release on ("Performance drop on >= 8 nodes for NCCL >= 2.20",
+"alltoall is slower with NCCL 2.20 and later", "worse since NCCL 2.19") is a ``reported.change``
+with that release as ``to_version`` and no ``from_version``: the releases before it are the good
+side. A bound without a slowdown word ("tested with NCCL >= 2.18") says nothing.
+
 Sample input::
 
     I found nccl-2.17.1 can work, but v2.22.3 will core dumped.
@@ -27,6 +32,10 @@ Examples:
     [('nccl', '2.17.1', '2.22.3', 'fails')]
     >>> sorted(v.version for v in ctx.facts if v.fact_type == "nccl.version")
     ['2.17.1', '2.22.3']
+    >>> doc = Document.from_text("# Performance drop on >= 8 nodes for NCCL >= 2.20\\n")
+    >>> ctx = ParseContext(doc, "prose"); prose.parse(doc, ctx)
+    >>> [(c.from_version, c.to_version, c.direction) for c in ctx.facts if c.fact_type == "reported.change"]
+    [('', '2.20', 'slower')]
 """
 
 from __future__ import annotations
@@ -50,6 +59,13 @@ _BAD = re.compile(r"\b(?:fail\w{0,3}|crash\w{0,3}|core[\s-]{0,2}dump\w{0,3}|segf
                   r"hangs?|hung|hanging|deadlock\w{0,3}|abort\w{0,3}|errors?\s{1,3}out|breaks?|broke(?:n)?|"
                   r"(?:does|do|did)(?:n't|\s{1,3}not)\s{1,3}work|not\s{1,3}working|won't\s{1,3}work)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no\s{1,3}longer)\s{1,3}(?:\w+\s{1,3})?$|n't\s{1,3}$", re.I)
+#: "NCCL >= 2.20", "NCCL 2.20+", "NCCL 2.20 and later", "since NCCL 2.19": every release from that one on
+_FROM_ON = re.compile(r"(?:\bsince\s{1,3}(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
+                      r"(?<![\w/.-])(?:lib)?nccl2?\s{0,3}(?:>=|≥|=>)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
+                      r"(?<![\w/.-])(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)\s{0,2}"
+                      r"(?:\+(?!\w)|(?:and|or)\s{1,3}(?:later|above|newer|up)\b))", re.I)
+_SLOWER = re.compile(r"\b(?:slower|slowdown|drop(?:s|ped)?|regress\w{0,5}|degrad\w{0,5}|lower|worse|decreas\w{0,3})\b", re.I)
+_NO_SLOWDOWN = re.compile(r"\b(?:no|not|never|without|nor)\s{1,3}(?:\w+\s{1,3}){0,2}$|n't\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
 _BOTH = re.compile(r"\b(?:too|also|as well|either|both|neither|same\s{1,3}(?:way|error|crash|hang|problem|result))\b", re.I)
 
 
@@ -81,11 +97,27 @@ def _outcome(clause: str) -> str:
 
 
 def sentence(reader: Any, index: int, text: str) -> None:
-    from clusterdx.facts.model.nccl import NcclVersion
-    from clusterdx.facts.model.reported import ReportedChange, ReportedVersion
-
     if "nccl" not in text.lower():
         return
+    _slower_from(reader, index, text)
+    _contrast(reader, index, text)
+
+
+def _slower_from(reader: Any, index: int, text: str) -> None:
+    from clusterdx.facts.model.reported import ReportedChange
+
+    m = _FROM_ON.search(text)
+    slow = _SLOWER.search(text)
+    if m is None or slow is None or _NO_SLOWDOWN.search(text[:slow.start()]):
+        return
+    version = next(g for g in m.groups() if g)
+    reader.add(ReportedChange, index, ("release-from", version), component="nccl", from_version="",
+               to_version=version, direction="slower", factor=None, percent=None, text=" ".join(text.split())[:200])
+
+
+def _contrast(reader: Any, index: int, text: str) -> None:
+    from clusterdx.facts.model.nccl import NcclVersion
+    from clusterdx.facts.model.reported import ReportedChange, ReportedVersion
     found = _releases(text)
     if len(found) < 2 or len({v.split(".")[0] for _, _, v in found}) != 1:
         return

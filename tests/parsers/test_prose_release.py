@@ -58,3 +58,27 @@ def test_other_components_and_paths_are_not_releases():
     assert _contrast("Version 1.2.3 works, but 1.3.0 fails.") == []
     # a release inside a path is not a statement
     assert _contrast("NCCL 2.18.3 works, but /opt/nccl-2.19.3/lib crashes.") == []
+
+
+def _from_on(text: str) -> list[str]:
+    return sorted(f.to_version for f in _facts(text)
+                  if f.fact_type == "reported.change" and f.component == "nccl" and f.direction == "slower"
+                  and not f.from_version and f.to_version)
+
+
+def test_slowdown_from_a_release_on():
+    assert _from_on("# Performance drop on >= 8 nodes (32 GH200) for NCCL >= 2.20") == ["2.20"]
+    assert _from_on("alltoall is slower with NCCL 2.20 and later.") == ["2.20"]
+    assert _from_on("Bus bandwidth regression with nccl 2.19.3+ on our H100 nodes.") == ["2.19.3"]
+    assert _from_on("Training got worse since NCCL 2.21.5.") == ["2.21.5"]
+
+
+def test_a_bound_without_a_slowdown_or_on_something_else_is_not_one():
+    # a requirement, not a slowdown
+    assert _from_on("The plugin needs NCCL >= 2.18 to load.") == []
+    # the bound is on the node count, not on NCCL
+    assert _from_on("Performance drop on >= 8 nodes with NCCL 2.20.5.") == []
+    # negated: no drop
+    assert _from_on("There is no drop for NCCL >= 2.20 on 2 nodes.") == []
+    # another component's bound
+    assert _from_on("NCCL tests are slower with CUDA >= 12.4.") == []

@@ -33,7 +33,7 @@ from clusterdx.facts.versions import in_range, version_key
 if TYPE_CHECKING:
     from clusterdx.facts.images import FrameworkChange
 
-Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv", "hang"]
+Condition = Literal["roce", "ib", "amd-cpu", "c2c", "mnnvl", "blackwell", "h800", "pcie-gpus", "nvlink-gpus", "multi-node", "sendrecv", "hang"]
 
 
 class ReleaseEntry(BaseModel):

@@ -274,3 +274,76 @@ def test_no_framework_change_crossed_or_no_multi_gpu_node():
     assert _framework_issues("1.1", "1.2") == []  # the slow side is past it
     assert _framework_issues("1.0", "1.1", gpus=1) == []
     assert _framework_issues("1.0", "1.1", gpus=None) == []  # undecided: silent
+
+
+def test_h800_before_its_fixes_applies_on_both_sides_of_2_19_3():
+    assert _issues([_run("NVIDIA H800", "2.17.1")])["h800-fixes-2.19.3"].applies == "applies"
+    assert _issues([_run("NVIDIA H800", "2.19.1")])["h800-fixes-2.19.3"].applies == "applies"
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA H800", "2.19.3")])
+    # look-alikes: the same old release on the H100 (18 links) or an A800 is not the H800 entry
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA H100 80GB HBM3", "2.17.1")])
+    assert "h800-fixes-2.19.3" not in _issues([_run("NVIDIA A800-SXM4-80GB", "2.17.1")])
+
+
+def test_h800_named_only_by_the_user_counts():
+    from clusterdx.facts.model.reported import ReportedInventory
+
+    inv = ReportedInventory(node="n1", source=SRC, item="gpu", model="H800", form="SXM", text="8x H800 per node")
+    assert _issues([inv, _version("2.18.3")])["h800-fixes-2.19.3"].applies == "applies"
+    assert "h800-fixes-2.19.3" not in _issues([inv, _version("2.21.5")])
+
+
+def test_ll_cleanup_hang_needs_a_hang_and_a_2_4_release_before_2_4_6():
+    assert _issues([_version("2.4.2"), _hang()])["ll-cleanup-hang-2.4"].applies == "applies"
+    assert _issues([_version("2.4.5"), _hang()])["ll-cleanup-hang-2.4"].applies == "applies"
+    # no hang reported: undecided, never acted on alone
+    assert _issues([_version("2.4.2")])["ll-cleanup-hang-2.4"].applies == "possible"
+    # both sides of the range: the fix (2.4.6) and a 2.3 release the notes say nothing about
+    assert "ll-cleanup-hang-2.4" not in _issues([_version("2.4.6"), _hang()])
+    assert "ll-cleanup-hang-2.4" not in _issues([_version("2.3.7"), _hang()])
+
+
+def test_ll_workaround_counts_only_at_zero():
+    def ll(value: str) -> EnvVar:
+        return EnvVar(node="n1", source=SRC, name="NCCL_LL_THRESHOLD", value=value)
+
+    assert _issues([_version("2.4.2"), _hang(), ll("0")])["ll-cleanup-hang-2.4"].setting_set is True
+    assert _issues([_version("2.4.2"), _hang(), ll("16384")])["ll-cleanup-hang-2.4"].setting_set is False
+
+
+def _change(frm: str, to: str, direction: str = "slower") -> "ReportedChange":
+    from clusterdx.facts.model.reported import ReportedChange
+
+    return ReportedChange(node="n1", source=SRC, component="nccl", from_version=frm, to_version=to,
+                          direction=direction, text="t")
+
+
+def _sendrecv_8_nodes() -> list:
+    return [_comm(8), NcclTestsRun(node="n1", source=SRC, run_index=0, collective="sendrecv", nranks=64, nodes=8)]
+
+
+def test_the_release_called_good_and_what_it_shares_are_left_out():
+    base = _sendrecv_8_nodes() + [_version("2.19.4"), _version("2.20.5"), _net(True)]
+    # no contrast: every entry of both releases is there
+    plain = _issues(base)
+    assert {"regression-2.19.3-2.19.4", "roce-gid-autoselect-2.21", "net-channels-per-peer-auto-2.20"} <= set(plain)
+    assert plain["net-channels-per-peer-auto-2.20"].crossed is False
+    # "a drop for NCCL >= 2.20": 2.19.4 is the good side, the RoCE GID default (both releases) says nothing
+    told = _issues(base + [_change("", "2.20")])
+    assert "regression-2.19.3-2.19.4" not in told and "roce-gid-autoselect-2.21" not in told
+    assert told["net-channels-per-peer-auto-2.20"].crossed is True
+    # the same with the good release named: "from 2.19.4 to 2.20.5 it got slower"
+    named = _issues(base + [_change("2.19.4", "2.20.5")])
+    assert set(named) == set(told)
+
+
+def test_a_faster_change_or_another_component_names_no_good_release():
+    base = _sendrecv_8_nodes() + [_version("2.19.4"), _version("2.20.5")]
+    assert "regression-2.19.3-2.19.4" in _issues(base + [_change("2.19.4", "2.20.5", "faster")])
+    from clusterdx.facts.model.reported import ReportedChange
+
+    cuda = ReportedChange(node="n1", source=SRC, component="cuda", from_version="12.2", to_version="12.4",
+                          direction="slower", text="t")
+    assert "regression-2.19.3-2.19.4" in _issues(base + [cuda])
+    # a bound the ticket's releases are all above: nothing below it is shown, nothing is left out
+    assert "regression-2.19.3-2.19.4" in _issues(base + [_change("", "2.18")])

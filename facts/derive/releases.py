@@ -10,6 +10,11 @@ A framework release-table change (``framework.release_issue``) is derived from a
 across framework releases whose slow side is in the change's range and fast side outside it.
 An entry with ``shows`` is a bug that a specific warning identifies (NIC fusion's invalid NET id):
 it is derived only where a ``text.signature`` fact shows one of those warnings.
+Where the ticket holds two releases against each other (a ``reported.change`` of NCCL: "2.17.1 works,
+2.22.3 core dumps", "from 2.18.3 to 2.19.3 it is twice as slow", "a drop for NCCL >= 2.20" beside a
+2.19.4 run), the release said to be good is not where the problem is: no entry is derived for it,
+nor any entry whose range also holds it, since what both releases share cannot explain what only
+one of them does; the entries left on the slow side are ``crossed``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.model.derived_runs import FrameworkReleaseIssue, NcclReleaseIssue
 from clusterdx.facts.images import nccl_for_image
 from clusterdx.facts.releases import entries_for, framework_changes_for, table
-from clusterdx.facts.versions import version_key
+from clusterdx.facts.versions import compare_versions, version_key
 
 
 #: GPU names of Grace superchips (NVLink-C2C between CPU and GPU)
@@ -32,6 +37,8 @@ _C2C = lazyre.compile(r"\b(GH200|GB200|GB300|Grace)\b", re.I)
 _MNNVL = lazyre.compile(r"\b(GB200|GB300)\b", re.I)
 #: Blackwell GPUs (tool names such as "NVIDIA B200" and "NVIDIA GB200" too)
 _BLACKWELL = lazyre.compile(r"\b(B200|B300|GB200|GB300|Blackwell)\b", re.I)
+#: the Hopper part with 8 NVLink links, which NCCL fixed for separately (2.18.3, 2.19.3)
+_H800 = lazyre.compile(r"\bH800\b", re.I)
 #: GPUs without NVLink between them in common servers
 _PCIE = lazyre.compile(r"\bPCIe\b|\bRTX\b|GeForce|\bL4\b|\bL40S?\b|\bA10G?\b|\bA40\b|\bT4\b|\bA16\b|\bA2\b", re.I)
 _SXM = lazyre.compile(r"SXM|HBM3|\bH200\b|\bB200\b|\bB300\b|\bGB200\b|\bGB300\b|\bGH200\b|A100-SXM|H100 80GB HBM3", re.I)
@@ -138,7 +145,7 @@ def _nvlink(facts: Sequence[Fact]) -> Decision:
 
 CONDITIONS: dict[str, Callable[[Sequence[Fact]], Decision]] = {
     "roce": _roce, "ib": _ib, "amd-cpu": _amd, "c2c": _by_gpu(_C2C), "mnnvl": _mnnvl,
-    "blackwell": _by_gpu(_BLACKWELL),
+    "blackwell": _by_gpu(_BLACKWELL), "h800": _by_gpu(_H800),
     "pcie-gpus": _pcie, "nvlink-gpus": _nvlink, "multi-node": _multi_node, "sendrecv": _sendrecv,
     "hang": _hang,
 }
@@ -267,6 +274,21 @@ def derive(facts: Sequence[Fact]) -> list[Fact]:
     return _nccl(facts) + _framework(facts)
 
 
+def _good_releases(facts: Sequence[Fact], seen: list[str]) -> set[str]:
+    """The releases the ticket holds up as the good side of an NCCL contrast: the release it came
+    from (or works with) in a change that got slower or fails, and for a slowdown said to hold from
+    one release on ("for NCCL >= 2.20") every release the ticket shows below it."""
+    good: set[str] = set()
+    for c in of_type(facts, "reported.change"):
+        if c.component != "nccl" or c.direction not in ("slower", "fails") or not c.to_version:
+            continue
+        if c.from_version and version_key(c.from_version) != version_key(c.to_version):
+            good.add(c.from_version)
+        elif not c.from_version:
+            good |= {v for v in seen if (compare_versions(v, c.to_version) or 0) < 0}
+    return {g for g in good if version_key(g)}
+
+
 def _nccl(facts: Sequence[Fact]) -> list[Fact]:
     versions = _versions(facts)
     decided = {name: fn(facts) for name, fn in CONDITIONS.items()}
@@ -276,8 +298,14 @@ def _nccl(facts: Sequence[Fact]) -> list[Fact]:
     shown = _shown(facts)
     out: list[Fact] = []
     newest = versions[-1][0]
+    good = _good_releases(facts, [v for v, _ in versions])
+    on_good = {e.id for g in good for e in _entries_for(g)}
     for version, src in versions:
+        if any(version_key(version) == version_key(g) for g in good):
+            continue  # the release the user says works (or was fast)
         for entry in _entries_for(version):
+            if entry.id in on_good:
+                continue  # the good release has it too: not what differs between them
             if entry.kind == "predates-platform" and version != newest:
                 continue  # the ticket also shows a newer library (a stale header, a second run): the newest decides
             states = [decided[c] for c in entry.when]
@@ -296,5 +324,5 @@ def _nccl(facts: Sequence[Fact]) -> list[Fact]:
                 applies="applies" if not unknown else "likely" if set(unknown) <= set(entry.unknown_ok) else "possible",
                 unknown=unknown, setting=entry.setting, setting_set=_workaround_set(entry, settings),
                 summary=" ".join(entry.summary.split()), remedy=entry.remedy, fixed_in=entry.fixed_in,
-                reference=entry.reference))
+                reference=entry.reference, crossed=bool(good)))
     return out

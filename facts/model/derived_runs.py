@@ -95,6 +95,9 @@ class NcclReleaseIssue(Fact):
     #: the first release without the problem: the version to move to
     fixed_in: str = ""
     reference: str = ""
+    #: the ticket holds a release it calls good, outside the entry's range, against this one: the
+    #: entry is among what the two releases differ by
+    crossed: bool = False
 
 
 class FrameworkReleaseIssue(Fact):

@@ -21,7 +21,8 @@ GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker C
 models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
 between GPUs, the peer path switched off in words and a slowdown over a run
 (:mod:`clusterdx.facts.parsers.prose_peer`) and NCCL settings a launcher is said to force
-(:mod:`clusterdx.facts.parsers.prose_launcher`) are read per sentence by their own modules.
+(:mod:`clusterdx.facts.parsers.prose_launcher`) and two NCCL releases held against each other
+(:mod:`clusterdx.facts.parsers.prose_release`) are read per sentence by their own modules.
 
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
 over it, and ingestion runs it on documents no format took (:func:`read_leftover`).
@@ -75,7 +76,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer, prose_release
 
 
 SAMPLE = """\
@@ -628,6 +629,7 @@ class _Reader:
             prose_cpu.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
+            prose_release.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
             self.workload(index, sentence)
@@ -1001,6 +1003,7 @@ class _Reader:
             self.works_elsewhere(index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
+            prose_release.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 
     def shortfall(self, index: int, text: str) -> None:

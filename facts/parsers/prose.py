@@ -183,7 +183,10 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
 _RUNS = lazyre.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
                    r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
-_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
+#: "down" is slower ("throughput is down 20%"), not a process stopped ("the process is taken down",
+#: "the node went down", "shut down"): a failure, which is no before/after of speed
+_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|"
+                         r"(?<!taken )(?<!shut )(?<!brought )(?<!broke )(?<!goes )(?<!went )(?<!gone )(?<!came )(?<!comes )(?<!took )down)\b", re.I)
 _FASTER = lazyre.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
 _CHANGE = lazyre.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
                      r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|comparing|before|"

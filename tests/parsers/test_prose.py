@@ -1215,3 +1215,20 @@ def test_works_with_another_stack_is_a_change_that_fails(sentence, component, ve
 ])
 def test_works_elsewhere_lookalikes(sentence):
     assert not [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change" and f.direction == "fails"]
+
+
+@pytest.mark.parametrize("text", [
+    "After 2-5 hours the run dies: the watchdog reports a collective timeout and the process is taken down.",
+    "Since the driver update, one node went down twice during training.",
+    "After the crash the rank was shut down by the launcher.",
+])
+def test_a_process_taken_down_is_no_slowdown(text):
+    assert [f for f in facts_of(text) if f.fact_type == "reported.change"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Since the upgrade to NCCL 2.21 the throughput is down 20%.",
+    "After moving to the new image, tokens/s went from 900 down to 700.",
+])
+def test_down_about_a_number_is_still_a_slowdown(text):
+    assert [c.direction for c in facts_of(text) if c.fact_type == "reported.change"] == ["slower"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 #: the job goes wrong rather than slowly
-FAILURE_KINDS = frozenset({"hang", "error", "multi-gpu-wrong-data"})
+FAILURE_KINDS = frozenset({"hang", "error", "multi-gpu-wrong-data", "retry-exceeded-mid-run"})
 #: the job runs, slower than it should (or the user asks whether its speed is right)
 SLOWNESS_KINDS = frozenset({"no-speedup", "low-bandwidth", "multi-gpu-slower", "slows-over-time", "below-peak",
                             "nccl-below-raw-rdma", "cpu-stage-slower-per-process", "device-set-dependent",

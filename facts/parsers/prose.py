@@ -20,7 +20,8 @@ or file name (``/opt/nccl-2.18/lib``) is not a version statement.
 GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker CPU load, host CPU
 models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
 between GPUs, the peer path switched off in words and a slowdown over a run
-(:mod:`clusterdx.facts.parsers.prose_peer`) and NCCL settings a launcher is said to force
+(:mod:`clusterdx.facts.parsers.prose_peer`), an RDMA timeout (error 12) said to come a while into
+a run (:mod:`clusterdx.facts.parsers.prose_fabric`) and NCCL settings a launcher is said to force
 (:mod:`clusterdx.facts.parsers.prose_launcher`) are read per sentence by their own modules.
 
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
@@ -75,7 +76,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_fabric, prose_gpu, prose_launcher, prose_peer
 
 
 SAMPLE = """\
@@ -630,6 +631,7 @@ class _Reader:
             self.gpu.sentence(self, index, sentence)
             prose_cpu.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_fabric.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
@@ -1001,6 +1003,7 @@ class _Reader:
             self.change(index, sentence)
             self.works_elsewhere(index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_fabric.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
 

@@ -1232,3 +1232,43 @@ def test_a_process_taken_down_is_no_slowdown(text):
 ])
 def test_down_about_a_number_is_still_a_slowdown(text):
     assert [c.direction for c in facts_of(text) if c.fact_type == "reported.change"] == ["slower"]
+
+
+def test_prose_fabric_doctest():
+    import doctest
+
+    from clusterdx.facts.parsers import prose_fabric
+
+    assert doctest.testmod(prose_fabric).failed == 0
+
+
+def _mid_run_12(text):
+    return [f for f in facts_of(text) if f.fact_type == "reported.symptom" and f.kind == "retry-exceeded-mid-run"]
+
+
+@pytest.mark.parametrize("text", [
+    "Hi, when I run multi-node training (multiple nodes, multiple GPUs per node), the training hangs at some point with an error 12 message, see attachment.",
+    "The first hours are fine; after about 5 hours the job hangs and every rank reports NCCL error 12.\r\n",
+    "Randomly during the epoch NCCL fails with status 12 on one of the nodes.",
+    "user@gpu-node-03:~$ it ran fine for 2 days, then in the middle of training we got error code 12 from NCCL",
+])
+def test_error_12_a_while_into_the_run(text):
+    assert len(_mid_run_12(text)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    # from the start: the NICs never talked (a GID, a route), not a link gone bad
+    "The job hangs right at the first allreduce and after a while NCCL prints error 12.",
+    "At init NCCL fails with error 12 after 10 minutes of waiting.",
+    # errno 12 of a memory registration is the memlock limit
+    "After 3 hours ibv_reg_mr failed with error 12 (Cannot allocate memory).",
+    "After some steps we get CUDA error 12 in the loss kernel.",
+    # vendor err 129 is no status 12; a pasted WARN line is the nccl-debug reader's
+    "After 3 hours the log shows vendor err 129.",
+    "After 3 hours: NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129",
+    # a hang at some point without the status
+    "The training hangs at some point on 4 nodes.",
+    "After 12 hours the error rate of the model is 12 percent.",
+])
+def test_error_12_lookalikes(text):
+    assert _mid_run_12(text) == []

@@ -54,6 +54,8 @@ class ReportedInventory(_Reported):
     p2p: bool | None = None
     #: GPUs: NVLink links per GPU by design for this SKU and form (0: none); None: not known
     nvlinks: int | None = None
+    #: CPUs: NUMA domains per node the same sentence states ("AMD EPYC 9575F, 8 NUMA domains"); None: not said
+    numa_nodes: int | None = None
     #: instances: a virtual machine; None for GPUs and NICs
     vm: bool | None = None
     #: instances and their NICs: GPUDirect RDMA offered; None: not known

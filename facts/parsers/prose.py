@@ -21,7 +21,8 @@ GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker C
 models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
 between GPUs, the peer path switched off in words and a slowdown over a run
 (:mod:`clusterdx.facts.parsers.prose_peer`), an RDMA timeout (error 12) said to come a while into
-a run (:mod:`clusterdx.facts.parsers.prose_fabric`) and NCCL settings a launcher is said to force
+a run (:mod:`clusterdx.facts.parsers.prose_fabric`), the ranks' CPU binding switched off
+(:mod:`clusterdx.facts.parsers.prose_binding`) and NCCL settings a launcher is said to force
 (:mod:`clusterdx.facts.parsers.prose_launcher`) are read per sentence by their own modules.
 
 It is the format of last resort: it sniffs at the minimum confidence, so any tool format wins
@@ -76,7 +77,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_fabric, prose_gpu, prose_launcher, prose_peer
+from clusterdx.facts.parsers import prose_binding, prose_cloud, prose_cpu, prose_fabric, prose_gpu, prose_launcher, prose_peer
 
 
 SAMPLE = """\
@@ -632,6 +633,7 @@ class _Reader:
             prose_cpu.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_fabric.sentence(self, index, sentence)
+            prose_binding.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
             self.symptoms(index, sentence)
             self.workaround(index, sentence)
@@ -1350,7 +1352,7 @@ FORMATS = [
         name="prose",
         command="(the ticket's description, as written)",
         facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
-               "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
+               "reported.change", "reported.metric", "env.var", "launch.command", "nccl.version", "kernel.version",
                "gpu.summary", "platform.virtualization", "platform.cloud_sign"),
         sniff=sniff,
         parse=parse,

@@ -1272,3 +1272,46 @@ def test_error_12_a_while_into_the_run(text):
 ])
 def test_error_12_lookalikes(text):
     assert _mid_run_12(text) == []
+
+
+def test_prose_binding_doctest():
+    import doctest
+
+    from clusterdx.facts.parsers import prose_binding
+
+    assert doctest.testmod(prose_binding).failed == 0
+
+
+def _bind_none(text):
+    return [(f.launcher, f.cpu_bind, f.provenance) for f in facts_of(text) if f.fact_type == "launch.command"]
+
+
+@pytest.mark.parametrize("text, launcher", [
+    ('b300 nodes, launched with the srtctl backend (its srun config passes `cpu_bind="verbose,none"`):', "srun"),
+    ("We launch with srun --cpu-bind=none because the wrapper pins threads itself.\r\n", "srun"),
+    ("user@login01:~$ our mpirun line has --bind-to none and -np 64", "mpirun"),
+    ("cpu_bind: none is set in the partition's job_submit defaults", "srun"),
+])
+def test_cpu_binding_off_in_words(text, launcher):
+    assert _bind_none(text) == [(launcher, "none", "reported")]
+
+
+@pytest.mark.parametrize("text", [
+    "We launch with srun --cpu-bind=rank_ldom on every node.",
+    "mpirun --bind-to numa --map-by ppr:4:socket ./train",
+    "Using --cpu-bind=cores instead of --cpu-bind=none fixed it.",
+    "None of the ranks is bound wrongly, the cpu binding looks fine.",
+])
+def test_cpu_binding_lookalikes(text):
+    assert _bind_none(text) == []
+
+
+@pytest.mark.parametrize("text, count", [
+    ("b300 (AMD EPYC 9575F, **8 NUMA domains**, 8 gen ranks/node)", 8),
+    ("Our nodes: 2x AMD EPYC 9654 at NPS4, 8 NUMA nodes in all.", 8),
+    ("Two Xeon Platinum 8480+ nodes (SNC off).", None),
+    ("Dual EPYC 7543, rank 3 runs on NUMA node 3.", None),
+])
+def test_numa_domains_stated_beside_the_cpu(text, count):
+    cpus = [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.item == "cpu"]
+    assert cpus and cpus[0].numa_nodes == count

@@ -12,6 +12,7 @@ from clusterdx import __version__
 from clusterdx.engine.evaluate import RuleEngine, RuleResult, describe_requirement, enabled_rules
 from clusterdx.engine.kb import KnowledgeBase, load_kb
 from clusterdx.engine.applicability import MIN_FLEET_NODES, role_fit
+from clusterdx.engine.complaint import complaint
 from clusterdx.engine.rank import EvidenceRef, Scored, listing, score
 from clusterdx.engine.nextprobe import suggest
 from clusterdx.engine.remedy import evidence_values, node_command_values, node_values, render_step, render_verification
@@ -152,7 +153,7 @@ def run_diagnosis(target: Collected, baseline: Collected | None = None, kb: Know
     # only a whole-job gap (step time) bounds every cause's share; a bus-bandwidth gap is a part
     bound = gap.gap_pct if gap is not None and gap.basis == "baseline" else None
     scored = score(graph, refs, bound, site.priors, role_fit(kb.nodes, facts))
-    listed = listing(scored)
+    listed = listing(scored, complaint(facts, slow_measured=gap is not None and not gap.meets_bar))
     values = node_values(facts, gap)
     commands = node_command_values(facts)
     hypotheses = [_hypothesis(kb, s, rank, by_key, results, extra_out, status, values, commands)
@@ -323,7 +324,7 @@ def _evidence(results: list[RuleResult]) -> tuple[list[EvidenceRef], dict[int, t
         for i, emit in enumerate(r.evidence):
             key = len(refs)
             strength = WEAKER.get(emit.strength, emit.strength) if reported else emit.strength
-            refs.append(EvidenceRef(key, r.rule_id, emit.node, emit.effect, strength))
+            refs.append(EvidenceRef(key, r.rule_id, emit.node, emit.effect, strength, emit.via))
             by_key[key] = (r, i)
     return refs, by_key
 

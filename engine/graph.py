@@ -35,6 +35,7 @@ class CausalGraph:
             self.__dict__["attenuation"] = attenuation
         self._paths: dict[str, list[str]] = dict(paths or {})
         self._causes_of: dict[str, dict[str, float]] = {}
+        self._can_fail: dict[str, bool] = {}
 
     @classmethod
     def build(cls, nodes: "dict[str, Node]") -> "CausalGraph":
@@ -99,6 +100,15 @@ class CausalGraph:
                                                 if node_id in att}
         return dict(found)
 
+    def can_fail(self, node_id: str) -> bool:
+        """True when ``node_id`` is, or leads to, a failure the user sees (a node marked ``fails``):
+        what a ticket that complains of a hang, crash or error needs a cause to reach."""
+        found = self._can_fail.get(node_id)
+        if found is None:
+            found = self._can_fail[node_id] = any(
+                getattr(self.nodes.get(n), "fails", False) for n in {node_id} | downstream(self.nodes, node_id))
+        return found
+
     def path_to_top(self, root: str) -> list[str]:
         """The strongest path from a cause to the top symptom, for explanations."""
         if root in self._paths:
@@ -116,6 +126,20 @@ class CausalGraph:
         und = self.graph.to_undirected(as_view=True)
         keep = nx.single_source_shortest_path_length(und, focus, cutoff=radius)
         return self.graph.subgraph(keep).copy()
+
+
+def downstream(nodes: "dict[str, Node]", start: str) -> set[str]:
+    """Every node reachable from ``start`` along its effect edges (``causes``), ``start`` excluded.
+    Plain data, no networkx: load-time checks and the ranking call it on the node table."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        node = nodes.get(todo.pop())
+        for edge in getattr(node, "causes", None) or ():
+            if edge.node not in seen and edge.node != start:
+                seen.add(edge.node)
+                todo.append(edge.node)
+    return seen
 
 
 def _digraph(nodes: "dict[str, Node]") -> "nx.DiGraph":

@@ -47,6 +47,7 @@ class Emit:
     node: str
     effect: str
     strength: str
+    via: str = ""
 
 
 @dataclass
@@ -247,6 +248,6 @@ def compile_rule(rule: Rule, overrides: dict[str, Any] | None = None) -> Compile
         id=rule.id,
         conjunctions=conjunctions,
         requires=tuple(requires),
-        evidence=tuple(Emit(e.node, e.effect, e.strength) for e in rule.evidence),
+        evidence=tuple(Emit(e.node, e.effect, e.strength, e.via) for e in rule.evidence),
         params=params,
     )

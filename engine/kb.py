@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import ValidationError
 
-from clusterdx.engine.graph import TOP_SYMPTOM, CausalGraph
+from clusterdx.engine.graph import TOP_SYMPTOM, CausalGraph, downstream
 from clusterdx.engine.ir import ConditionError, parse_condition
 from clusterdx.engine.problems import KBLoadError, Problem, did_you_mean
 from clusterdx.engine.schema import DOC_MODELS, OPS, FactPattern, Node, Probe, Question, Remediation, Rule
@@ -402,6 +402,10 @@ def _check_references(kb: KnowledgeBase, fact_types: dict) -> None:
             if ev.node not in kb.nodes:
                 _problem_at(kb, "Rule", rule.id, ("evidence", i, "node"), "KB201",
                             f"unknown graph node {ev.node!r}", did_you_mean(ev.node, kb.nodes))
+            elif ev.via and ev.via not in downstream(kb.nodes, ev.node):
+                _problem_at(kb, "Rule", rule.id, ("evidence", i, "via"), "KB201",
+                            f"{ev.via!r} is not a graph node downstream of {ev.node!r}",
+                            did_you_mean(ev.via, downstream(kb.nodes, ev.node)))
         _check_template(kb, rule, ("message",), rule.message, fact_types)
         for key, ref in rule.data.items():
             _check_template(kb, rule, ("data", key), "{" + ref + "}", fact_types)

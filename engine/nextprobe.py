@@ -173,7 +173,7 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
         context: dict[str, bool] = {}
         for r in unlocked:
             for i, e in enumerate(kb.rules[r.rule_id].evidence):
-                ref = EvidenceRef(next_key + i, r.rule_id, e.node, e.effect, e.strength)
+                ref = EvidenceRef(next_key + i, r.rule_id, e.node, e.effect, e.strength, e.via)
                 for cause in kb.graph.causes_of(e.node):
                     sides.setdefault(cause, {"supports": [], "refutes": []})[e.effect].append(ref)
                     if e.effect == "supports" and feasible[r.rule_id] == 1.0:

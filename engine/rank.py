@@ -48,6 +48,12 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    it explains too; the others keep their order. Its cost, the whole gap, otherwise puts it first
    among its band whenever a specific fault is about as likely; checked first, the fault is fixed
    or ruled out, and only then is the reference recomputed.
+10. A ticket that complains only that the job fails (it hangs, crashes, stops with an error;
+   nothing about speed: :mod:`clusterdx.engine.complaint`) is answered by a cause that can fail
+   it: one whose lifting evidence reaches a node marked ``fails`` in the graph, through the
+   evidence's ``via`` when the rule names the one path its finding acts through
+   (:func:`failures_first`). Those are listed first; a cause that can only slow the job down
+   follows them, its confidence unchanged (it may well be present; it is not the answer).
 
 Every term that moves a score is kept (:class:`Term`) so an explainer can show the arithmetic.
 """
@@ -74,6 +80,8 @@ class EvidenceRef:
     node: str
     effect: str
     strength: str
+    #: the rule's ``via`` (:class:`~clusterdx.engine.schema.EvidenceSpec`): the path its finding acts through
+    via: str = ""
 
 
 @dataclass
@@ -101,6 +109,8 @@ class Scored:
     no_fault: bool = False
     #: the graph nodes downstream of the cause: the symptoms it can explain (step 9)
     reaches: frozenset[str] = frozenset()
+    #: some evidence that lifted the cause acts through a path that can fail the job (step 10)
+    explains_failure: bool = False
 
     @property
     def has_direct_support(self) -> bool:
@@ -129,6 +139,7 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
     causes = graph.root_causes()
     direct = {cause: _direct(graph, cause, evidence, priors, fit) for cause in causes}
     seen = {ev.node for ev in evidence if ev.effect == "supports"}
+    by_key = {ev.key: ev for ev in evidence}
     results: list[Scored] = []
     for cause in causes:
         prior = _prior(nodes[cause], priors)
@@ -142,7 +153,9 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
             expected = min(expected, gap_pct)
         results.append(Scored(cause, prior, conf, lo, terms, expected, mid,
                               no_fault=nodes[cause].no_fault,
-                              reaches=frozenset(n for n in graph.attenuation.get(cause, {}) if n != cause)))
+                              reaches=frozenset(n for n in graph.attenuation.get(cause, {}) if n != cause),
+                              explains_failure=any(t.delta > 0 and graph.can_fail(by_key[t.evidence].via or t.node)
+                                                   for t in terms)))
     results.sort(key=order_key)
     return results
 
@@ -256,7 +269,7 @@ def candidates(scored: list[Scored]) -> list[Scored]:
     return rest[:most]
 
 
-def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:
+def listing(scored: list[Scored], complaint: str = "") -> list[tuple[Scored, str]]:
     """What the report lists, in order, with each cause's status ("supported" or "candidate").
 
     Supported causes at :data:`REPORT_MIN` or above come first, in :func:`order_key` order. A cause
@@ -274,7 +287,17 @@ def listing(scored: list[Scored]) -> list[tuple[Scored, str]]:
     rest.sort(key=lambda sv: (-round(lift(sv[0]), 6), sv[1] != "supported", sv[0].cause))
     rest = [sv for run in _near_ties(rest, lambda sv: lift(sv[0]), LIFT_NEAR_TIE)
             for sv in sorted(run, key=lambda sv: (-sv[0].confidence, sv[0].cause))]
-    return exclusion_last([(s, "supported") for s in firm] + rest)
+    return failures_first(exclusion_last([(s, "supported") for s in firm] + rest), complaint)
+
+
+def failures_first(items: list[tuple[Scored, str]], complaint: str) -> list[tuple[Scored, str]]:
+    """Step 10 of the method: on a ticket that complains of a failure only (``complaint`` is
+    ``'fails'``, :func:`clusterdx.engine.complaint.complaint`), the listed causes whose evidence can
+    fail the job come first, each group in the order it had. What lifted a cause that cannot (a
+    forced protocol, a governor) may well be present, but it does not answer a hang or a crash."""
+    if complaint != "fails" or not any(s.explains_failure for s, _ in items):
+        return items
+    return [it for it in items if it[0].explains_failure] + [it for it in items if not it[0].explains_failure]
 
 
 def _near_ties(items: list, value: Callable[[Any], float], near: float) -> list[list]:

@@ -47,6 +47,12 @@ class EvidenceSpec(Strict):
     node: str
     effect: Literal["supports", "refutes"] = "supports"
     strength: Strength
+    #: the node downstream of ``node`` through which what the rule found acts, when it is one
+    #: path of several the node has: a forced NCCL protocol is a leftover override
+    #: (nccl-stale-debug-overrides) that only makes NCCL take a slower path (wrong-nccl-path), while
+    #: other overrides of that cause make the job fail. The ranking asks it which complaints the
+    #: finding can explain (engine/rank.py, step 10); '' when the whole node's reach applies
+    via: str = ""
 
 
 class Related(Strict):
@@ -119,6 +125,10 @@ class Node(Strict):
     #: a root cause that says nothing is broken (the reference is beyond the hardware): ranked as
     #: a diagnosis of exclusion, below the faults with evidence of their own (engine/rank.py, step 9)
     no_fault: bool = False
+    #: an observable or symptom that is a failure the user sees (a hang, a crash, an error, wrong
+    #: results), not a slowdown: a cause that reaches none of them cannot explain a ticket that
+    #: complains of a failure only (engine/rank.py, step 10)
+    fails: bool = False
     status: Status = "stable"
 
 

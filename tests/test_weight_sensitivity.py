@@ -55,6 +55,24 @@ def _fault_claimed(kb, cause: str):
         kb.nodes[cause] = old
 
 
+@contextlib.contextmanager
+def _via_dropped(kb, rule_id: str):
+    """The rule's evidence judged by its cause's whole reach, not by the path it names (``via``)."""
+    old = kb.rules[rule_id]
+    kb.rules[rule_id] = old.model_copy(update={"evidence": [e.model_copy(update={"via": ""}) for e in old.evidence]})
+    _forget_engines(kb)  # the compiled engine holds the evidence it emits
+    try:
+        yield
+    finally:
+        kb.rules[rule_id] = old
+        _forget_engines(kb)
+
+
+def _forget_engines(kb) -> None:
+    for key in [k for k in diagnose._ENGINES if k[0] == id(kb)]:
+        del diagnose._ENGINES[key]
+
+
 def test_there_are_sensitivity_cases():
     assert len(RS) >= 2
 
@@ -72,8 +90,10 @@ def test_passes_with_the_shipped_weights(kb, name):
     ("rs-reported-shm-env-vs-governor", lambda kb: _no_weakening()),
     ("rs-candidates-alike-lift-prior", lambda kb: _constant(rank, "LIFT_NEAR_TIE", 0.0)),
     ("rs-no-fault-after-own-evidence-fault", lambda kb: _fault_claimed(kb, "expectation-exceeds-hardware")),
+    ("rs-failure-complaint-ecc-over-forced-proto", lambda kb: _constant(rank, "failures_first", lambda items, complaint: items)),
+    ("rs-failure-complaint-ecc-over-forced-proto", lambda kb: _via_dropped(kb, "nccl-algo-proto-forced")),
 ], ids=["strong-20-to-10", "moderate-5-to-7.5", "reported-strong-20-to-10", "reported-not-weakened",
-        "lift-near-tie-off", "no-fault-ranked-as-a-fault"])
+        "lift-near-tie-off", "no-fault-ranked-as-a-fault", "complaint-kind-ignored", "forced-protocol-via-dropped"])
 def test_fails_when_its_weight_moves(kb, name, change):
     with change(kb):
         result = run_case(kb, RS[name])

@@ -54,6 +54,8 @@ class ReportedInventory(_Reported):
     p2p: bool | None = None
     #: GPUs: NVLink links per GPU by design for this SKU and form (0: none); None: not known
     nvlinks: int | None = None
+    #: CPUs: NUMA domains per node the same sentence states ("AMD EPYC 9575F, 8 NUMA domains"); None: not said
+    numa_nodes: int | None = None
     #: instances: a virtual machine; None for GPUs and NICs
     vm: bool | None = None
     #: instances and their NICs: GPUDirect RDMA offered; None: not known
@@ -155,11 +157,13 @@ class ReportedSymptom(_Reported):
     #: when one named node takes part: "any job that includes gpu-07 fails"), 'nccl-below-raw-rdma'
     #: (NCCL's bandwidth across the fabric low while a raw RDMA test on the same ports is fine),
     #: 'shards-on-one-gpu' (a job split across GPUs puts everything on one GPU, the others stay empty),
-    #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes)
+    #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes),
+    #: 'retry-exceeded-mid-run' (NCCL's error 12, IB transport retries exceeded, said to come a while
+    #: into a run that worked: "the training hangs at some point with an error 12 message")
     kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
-                  "cpu-stage-slower-per-process"]
+                  "cpu-stage-slower-per-process", "retry-exceeded-mid-run"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

@@ -89,6 +89,8 @@ _DEVICE = lazyre.compile(
     r"\[([^\]]*)\]\s*(.*?)\s*$")
 _OOB = lazyre.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = lazyre.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?")
+#: a time column: a decimal number, never a reduction op (sum) or a root (an integer, -1)
+_TIME = lazyre.compile(r"^\d{1,9}\.\d{1,4}$")
 _FAILURE = lazyre.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
 _NCCL_VERSION = lazyre.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _BINARY = lazyre.compile(r"\b([a-z_]+)_perf(?:_mpi)?\b")
@@ -286,6 +288,11 @@ class _Parser:
             root_like = tokens[3].lstrip("-").isdigit() if len(tokens) > 3 else False
             names = ["size", "count", "type", "root" if root_like else "redop"]
         rest = tokens[n_desc:]
+        if len(rest) not in (4, 8) and n_desc > 3 and len(tokens) - 3 in (4, 8) and _TIME.match(tokens[3]):
+            # a row that lost its redop/root column in the paste ("65536 8192 float 16.57 1.98 ..."
+            # under a header with redop): the numbers after the type are still time, algbw, busbw
+            n_desc, names = 3, names[:3]
+            rest = tokens[3:]
         if len(rest) not in (4, 8) or len(tokens) < n_desc:
             self.problem(i, f"nccl-tests row with {len(tokens)} columns not understood")
             return

@@ -20,7 +20,9 @@ or file name (``/opt/nccl-2.18/lib``) is not a version statement.
 GPU clocks and temperatures (:mod:`clusterdx.facts.parsers.prose_gpu`), worker CPU load, host CPU
 models and slow peer-to-peer statements (:mod:`clusterdx.facts.parsers.prose_cpu`), wrong data
 between GPUs, the peer path switched off in words and a slowdown over a run
-(:mod:`clusterdx.facts.parsers.prose_peer`) and NCCL settings a launcher is said to force
+(:mod:`clusterdx.facts.parsers.prose_peer`), an RDMA timeout (error 12) said to come a while into
+a run (:mod:`clusterdx.facts.parsers.prose_fabric`), the ranks' CPU binding switched off
+(:mod:`clusterdx.facts.parsers.prose_binding`), NCCL settings a launcher is said to force
 (:mod:`clusterdx.facts.parsers.prose_launcher`) and two NCCL releases held against each other
 (:mod:`clusterdx.facts.parsers.prose_release`) are read per sentence by their own modules.
 
@@ -76,7 +78,8 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_gpu, prose_launcher, prose_peer, prose_release
+from clusterdx.facts.parsers import (prose_binding, prose_cloud, prose_cpu, prose_fabric, prose_gpu, prose_launcher,
+                                     prose_peer, prose_release)
 
 
 SAMPLE = """\
@@ -184,7 +187,10 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
 _RUNS = lazyre.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
                    r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
-_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|down)\b", re.I)
+#: "down" is slower ("throughput is down 20%"), not a process stopped ("the process is taken down",
+#: "the node went down", "shut down"): a failure, which is no before/after of speed
+_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|"
+                         r"(?<!taken )(?<!shut )(?<!brought )(?<!broke )(?<!goes )(?<!went )(?<!gone )(?<!came )(?<!comes )(?<!took )down)\b", re.I)
 _FASTER = lazyre.compile(r"\b(?:faster|speed-?up|improv\w*|higher|better|increas\w*|doubled)\b", re.I)
 _CHANGE = lazyre.compile(r"\b(?:since|after|upgrad\w*|downgrad\w*|updat\w*|switch\w*|mov(?:e|ed|ing) (?:to|from)|chang\w*|"
                      r"went from|bump\w*|roll\w* (?:back|out)|compared (?:to|with)|comparing|before|"
@@ -628,6 +634,8 @@ class _Reader:
             self.gpu.sentence(self, index, sentence)
             prose_cpu.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_fabric.sentence(self, index, sentence)
+            prose_binding.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
             prose_release.sentence(self, index, sentence)
             self.symptoms(index, sentence)
@@ -1002,6 +1010,7 @@ class _Reader:
             self.change(index, sentence)
             self.works_elsewhere(index, sentence)
             prose_peer.sentence(self, index, sentence)
+            prose_fabric.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
             prose_release.sentence(self, index, sentence)
         prose_peer.paragraph(self, index, [s for s, _ in _sentences(text)])
@@ -1363,7 +1372,7 @@ FORMATS = [
         name="prose",
         command="(the ticket's description, as written)",
         facts=("reported.context", "reported.inventory", "reported.version", "reported.setting",
-               "reported.change", "reported.metric", "env.var", "nccl.version", "kernel.version",
+               "reported.change", "reported.metric", "env.var", "launch.command", "nccl.version", "kernel.version",
                "gpu.summary", "platform.virtualization", "platform.cloud_sign"),
         sniff=sniff,
         parse=parse,

@@ -94,6 +94,11 @@ _GPU_STAGE_SLOW = lazyre.compile(r"\b(?:forward|backward|all[\s_-]?reduce|NCCL|G
 _NEG = lazyre.compile(r"\b(?:not|no|never|isn't|aren't|wasn't|doesn't|didn't)\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
 
 
+#: the host's NUMA domains stated beside its CPU: "8 NUMA domains", "4 NUMA nodes"; not a node's
+#: number ("NUMA node 3") nor a comparison with another host ("than the 2 NUMA node cluster")
+_NUMA_COUNT = lazyre.compile(r"(?<![\w.])(\d{1,2})\s{0,2}(?:\*\*)?\s{0,2}NUMA[\s-]{1,3}(?:domains|nodes|regions)\b", re.I)
+
+
 def _cpu_stage_slower(text: str) -> bool:
     stage = _CPU_STAGE.search(text)
     worse = _WORSE.search(text, stage.end()) if stage else None
@@ -104,11 +109,13 @@ def _cpu_stage_slower(text: str) -> bool:
 def sentence(reader: Any, index: int, text: str) -> None:
     from clusterdx.facts.model.reported import ReportedInventory, ReportedMetric, ReportedSymptom
 
+    numa = _NUMA_COUNT.search(text)
     for c in _CPU_MODEL.finditer(text):
         family = c.group(1) or c.group(3)
         model = f"{'EPYC' if c.group(1) else 'Xeon'} {(c.group(2) or c.group(4)).upper()}"
         reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model,
-                   form="AMD" if family.upper() == "EPYC" else "Intel", text=" ".join(text.split())[:200])
+                   form="AMD" if family.upper() == "EPYC" else "Intel", text=" ".join(text.split())[:200],
+                   numa_nodes=int(numa.group(1)) if numa else None)
     for c in _AMD_DESKTOP.finditer(text):
         model = f"{(c.group(1) or c.group(3)).capitalize()} {(c.group(2) or c.group(4)).upper()}"
         reader.add(ReportedInventory, index, ("inv", "cpu", model), item="cpu", model=model, form="AMD",

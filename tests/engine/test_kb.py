@@ -68,3 +68,22 @@ def test_invalid_corpus_gives_pinned_code_and_location(invalid_kb, path):
     code, line, col = m.group(1), int(m.group(2)), int(m.group(3))
     found = [p for p in invalid_kb.problems if p.file.endswith(path.name)]
     assert any(p.code == code and (p.line, p.col) == (line, col) for p in found), [str(p) for p in found]
+
+
+def test_failure_nodes_are_observables_or_symptoms_and_reach_follows_the_edges(kb):
+    fails = {n.id for n in kb.nodes.values() if n.fails}
+    assert fails and all(kb.nodes[n].kind in ("observable", "symptom") for n in fails)
+    g = kb.graph
+    # a forced protocol acts through wrong-nccl-path, which only slows collectives
+    assert not g.can_fail("wrong-nccl-path") and not g.can_fail("cpu-governor-epp-powersave")
+    # the cause as a whole can fail the job (a legacy IPC path switched off), memory errors crash it
+    assert g.can_fail("nccl-stale-debug-overrides") and g.can_fail("gpu-memory-ecc-remap-pending")
+    assert g.can_fail("multi-node-hang")
+
+
+def test_every_via_is_downstream_of_its_evidence_node(kb):
+    from clusterdx.engine.graph import downstream
+
+    vias = [(r.id, e.node, e.via) for r in kb.rules.values() for e in r.evidence if e.via]
+    assert vias
+    assert all(via in downstream(kb.nodes, node) for _, node, via in vias), vias

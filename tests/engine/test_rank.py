@@ -181,3 +181,55 @@ def test_confidence_of_one_cause_is_the_rankings_own_number():
             for cause in ("a", "b"):
                 assert confidence_of(g, evidence, cause, priors) == full[cause].confidence
     assert confidence_of(g, cases[2], "mech") == 0.0 and confidence_of(g, [], "nowhere") == 0.0
+
+
+def _failure_graph():
+    """``slow`` (medium prior) can only slow collectives; ``broken`` (low prior) reaches a failure
+    node; ``mixed`` reaches one through ``ipc`` but also has a slow-only path (``path``)."""
+    nodes = [node("slow", "root_cause", [("path", "strong")], "medium", (5, 90)),
+             node("broken", "root_cause", [("crash", "strong")], "low", (2, 40)),
+             node("mixed", "root_cause", [("path", "strong"), ("ipc", "moderate")], "medium", (5, 90)),
+             node("path", "mechanism", [("throughput-gap", "strong")]),
+             Node.model_validate({"schema": "clusterdx/node/v1", "id": "crash", "kind": "observable",
+                                  "title": "crash", "fails": True, "causes": [{"node": "throughput-gap", "strength": "weak"}]}),
+             Node.model_validate({"schema": "clusterdx/node/v1", "id": "ipc", "kind": "observable",
+                                  "title": "ipc", "fails": True, "causes": [{"node": "path", "strength": "strong"}]}),
+             node("throughput-gap", "symptom")]
+    return CausalGraph.build({x.id: x for x in nodes})
+
+
+def _listed(ev, complaint):
+    from clusterdx.engine.rank import listing
+
+    return [s.cause for s, _ in listing(score(_failure_graph(), ev), complaint)]
+
+
+def test_a_failure_complaint_puts_the_cause_that_can_fail_first():
+    ev = [EvidenceRef(0, "r", "slow", "supports", "moderate"), EvidenceRef(1, "r2", "broken", "supports", "moderate")]
+    assert _listed(ev, "")[:2] == ["slow", "broken"]  # by confidence: the higher prior wins
+    assert _listed(ev, "fails")[:2] == ["broken", "slow"]
+    res = by_id(score(_failure_graph(), ev))
+    assert res["broken"].explains_failure and not res["slow"].explains_failure
+    assert res["slow"].confidence > res["broken"].confidence  # the order moved, the confidence did not
+
+
+def test_a_failure_complaint_with_no_cause_that_can_fail_keeps_the_order():
+    ev = [EvidenceRef(0, "r", "slow", "supports", "moderate")]
+    assert _listed(ev, "fails") == _listed(ev, "") == ["slow"]
+
+
+def test_via_narrows_a_cause_to_the_path_its_finding_acts_through():
+    # "mixed" can fail the job (through ipc), but this finding acts only through the slow path
+    narrowed = [EvidenceRef(0, "r", "mixed", "supports", "moderate", via="path"),
+                EvidenceRef(1, "r2", "broken", "supports", "moderate")]
+    whole = [EvidenceRef(0, "r", "mixed", "supports", "moderate"),
+             EvidenceRef(1, "r2", "broken", "supports", "moderate")]
+    assert _listed(narrowed, "fails")[:2] == ["broken", "mixed"]
+    assert _listed(whole, "fails")[:2] == ["mixed", "broken"]
+
+
+def test_evidence_on_a_failure_node_explains_the_failure_for_its_causes():
+    ev = [EvidenceRef(0, "r", "slow", "supports", "moderate"), EvidenceRef(1, "r2", "ipc", "supports", "moderate")]
+    res = by_id(score(_failure_graph(), ev))
+    assert res["mixed"].explains_failure and not res["slow"].explains_failure
+    assert _listed(ev, "fails")[0] == "mixed"

@@ -1241,3 +1241,101 @@ def test_a_bare_number_before_model_and_machine_counts_machines(text):
 ])
 def test_gpu_counts_next_to_machine_words_stay(text, count):
     assert _gpu_counts(text) == [count]
+@pytest.mark.parametrize("text", [
+    "After 2-5 hours the run dies: the watchdog reports a collective timeout and the process is taken down.",
+    "Since the driver update, one node went down twice during training.",
+    "After the crash the rank was shut down by the launcher.",
+])
+def test_a_process_taken_down_is_no_slowdown(text):
+    assert [f for f in facts_of(text) if f.fact_type == "reported.change"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Since the upgrade to NCCL 2.21 the throughput is down 20%.",
+    "After moving to the new image, tokens/s went from 900 down to 700.",
+])
+def test_down_about_a_number_is_still_a_slowdown(text):
+    assert [c.direction for c in facts_of(text) if c.fact_type == "reported.change"] == ["slower"]
+
+
+def test_prose_fabric_doctest():
+    import doctest
+
+    from clusterdx.facts.parsers import prose_fabric
+
+    assert doctest.testmod(prose_fabric).failed == 0
+
+
+def _mid_run_12(text):
+    return [f for f in facts_of(text) if f.fact_type == "reported.symptom" and f.kind == "retry-exceeded-mid-run"]
+
+
+@pytest.mark.parametrize("text", [
+    "Hi, when I run multi-node training (multiple nodes, multiple GPUs per node), the training hangs at some point with an error 12 message, see attachment.",
+    "The first hours are fine; after about 5 hours the job hangs and every rank reports NCCL error 12.\r\n",
+    "Randomly during the epoch NCCL fails with status 12 on one of the nodes.",
+    "user@gpu-node-03:~$ it ran fine for 2 days, then in the middle of training we got error code 12 from NCCL",
+])
+def test_error_12_a_while_into_the_run(text):
+    assert len(_mid_run_12(text)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    # from the start: the NICs never talked (a GID, a route), not a link gone bad
+    "The job hangs right at the first allreduce and after a while NCCL prints error 12.",
+    "At init NCCL fails with error 12 after 10 minutes of waiting.",
+    # errno 12 of a memory registration is the memlock limit
+    "After 3 hours ibv_reg_mr failed with error 12 (Cannot allocate memory).",
+    "After some steps we get CUDA error 12 in the loss kernel.",
+    # vendor err 129 is no status 12; a pasted WARN line is the nccl-debug reader's
+    "After 3 hours the log shows vendor err 129.",
+    "After 3 hours: NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> with error 12, opcode 0, len 0, vendor err 129",
+    # a hang at some point without the status
+    "The training hangs at some point on 4 nodes.",
+    "After 12 hours the error rate of the model is 12 percent.",
+])
+def test_error_12_lookalikes(text):
+    assert _mid_run_12(text) == []
+
+
+def test_prose_binding_doctest():
+    import doctest
+
+    from clusterdx.facts.parsers import prose_binding
+
+    assert doctest.testmod(prose_binding).failed == 0
+
+
+def _bind_none(text):
+    return [(f.launcher, f.cpu_bind, f.provenance) for f in facts_of(text) if f.fact_type == "launch.command"]
+
+
+@pytest.mark.parametrize("text, launcher", [
+    ('b300 nodes, launched with the srtctl backend (its srun config passes `cpu_bind="verbose,none"`):', "srun"),
+    ("We launch with srun --cpu-bind=none because the wrapper pins threads itself.\r\n", "srun"),
+    ("user@login01:~$ our mpirun line has --bind-to none and -np 64", "mpirun"),
+    ("cpu_bind: none is set in the partition's job_submit defaults", "srun"),
+])
+def test_cpu_binding_off_in_words(text, launcher):
+    assert _bind_none(text) == [(launcher, "none", "reported")]
+
+
+@pytest.mark.parametrize("text", [
+    "We launch with srun --cpu-bind=rank_ldom on every node.",
+    "mpirun --bind-to numa --map-by ppr:4:socket ./train",
+    "Using --cpu-bind=cores instead of --cpu-bind=none fixed it.",
+    "None of the ranks is bound wrongly, the cpu binding looks fine.",
+])
+def test_cpu_binding_lookalikes(text):
+    assert _bind_none(text) == []
+
+
+@pytest.mark.parametrize("text, count", [
+    ("b300 (AMD EPYC 9575F, **8 NUMA domains**, 8 gen ranks/node)", 8),
+    ("Our nodes: 2x AMD EPYC 9654 at NPS4, 8 NUMA nodes in all.", 8),
+    ("Two Xeon Platinum 8480+ nodes (SNC off).", None),
+    ("Dual EPYC 7543, rank 3 runs on NUMA node 3.", None),
+])
+def test_numa_domains_stated_beside_the_cpu(text, count):
+    cpus = [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.item == "cpu"]
+    assert cpus and cpus[0].numa_nodes == count

@@ -241,6 +241,10 @@ _RAW_FINE = (r"\b(?:raw\s{1,3}(?:IB|RDMA|verbs|InfiniBand|RoCE)\s{1,3}(?:bandwid
              r"(?:\w+\s{1,3})?(?:fine|good|ok|okay|normal|as\s{1,3}expected|full|line[\s-]rate)\b")
 
 #: what goes wrong, as users say it (each linear); checked per sentence, outside code
+#: several GPUs named as one side of a comparison ("multi-GPU", "multiple GPU's", "4 GPUs", "two cards")
+_MANY_GPUS = (r"(?:multi[- ]?gpus?|multiple\s{1,3}gpu'?s?|more\s{1,3}gpus|"
+              r"(?:\d{1,2}|two|three|four|eight|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:gpu'?s?|cards?|devices?))")
+
 _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
     ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
@@ -308,6 +312,17 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # more GPUs of one machine slower than one: "training with 4 GPUs seems slower than one"
     ("multi-gpu-slower", re.compile(r"\b(?:\d{1,2}|two|four|eight|multiple|more|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:GPUs?|cards?|devices?)\b(?:\s{1,3}\w+){0,6}?\s{1,3}"
                                     r"(?:is\s{1,3}|are\s{1,3}|seems?\s{1,3}|runs?\s{1,3}|was\s{1,3})?(?:\w+\s{1,3})?slower\s{1,3}than\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:just\s{1,3})?(?:one|1|a single|single)\b", re.I)),
+    # the same complaint as issue titles word it: "Multi-GPU is slower than single GPU", "Multiple GPUS
+    # training speeds are slower than 1 GPU", "multi GPU slower than One GPU several time", "the
+    # training time was slower when using multiple GPU's", "Single GPU training run faster than two"
+    ("multi-gpu-slower", re.compile(r"\b" + _MANY_GPUS + r"\b(?:(?!\bnot\b|n't\b)[^.;!?\n]){0,60}?\b(?:(?:much|a\s{1,3}lot|even|way)\s{1,3})?"
+                                    r"(?:slower|reducing\s{1,3}(?:the\s{1,3})?speed)\b[^.;!?\n]{0,30}?\b(?:than|compared\s{1,3}(?:to|with)|vs\.?|versus)"
+                                    r"\s{1,3}(?:(?:with|on|using|the|that\s{1,3}of)\s{1,3}){0,2}(?:just\s{1,3}|only\s{1,3})?"
+                                    r"(?:one|1|a\s{1,3}single|single)\b(?!\s{1,3}(?:node|machine|server|host)s?\b)|"
+                                    r"\bslower\s{1,3}(?:(?:when|while|if)\s{1,3})?(?:using|with|on|running\s{1,3}on)\s{1,3}" + _MANY_GPUS + r"|"
+                                    r"\b(?:one|1|a\s{1,3}single|single)\s{1,3}(?:gpu|card)s?\b[^.;!?\n]{0,40}?\b(?:faster|quicker)\s{1,3}than"
+                                    r"\s{1,3}(?:(?:with|on|using)\s{1,3})?(?:two|2|three|3|four|4|eight|8|multiple|multi[- ]?gpus?|more|several)\b"
+                                    r"(?!\s{1,3}(?:days?|weeks?|months?|years?|hours?|minutes?|times|runs?|nodes?|machines?)\b)", re.I)),
     # the job stops with an error rather than running slowly: "crashes with the following error",
     # "NCCL WARN ... Got completion with error 12", "unhandled system error"
     ("error", re.compile(r"\b(?:NCCL\s{1,2}WARN|NCCL\s{1,2}Error\s{0,2}\d|NCCL\s{1,2}failure|(?:unhandled|internal)\s{1,2}(?:system\s{1,2}|cuda\s{1,2})?error|"

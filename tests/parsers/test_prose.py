@@ -1339,3 +1339,39 @@ def test_cpu_binding_lookalikes(text):
 def test_numa_domains_stated_beside_the_cpu(text, count):
     cpus = [f for f in facts_of(text) if f.fact_type == "reported.inventory" and f.item == "cpu"]
     assert cpus and cpus[0].numa_nodes == count
+
+
+def _symptom_kinds(text: str) -> set[str]:
+    try:
+        ctx = parse_text("prose", text + "\n")
+    except NotApplicable:
+        return set()
+    return {f.kind for f in ctx.facts if f.fact_type == "reported.symptom"}
+
+
+# issue titles and first lines as users wrote them (tensorflow/models#2018, deepfakes/faceswap#708,
+# microsoft/SoftTeacher#217, lllyasviel/ControlNet#556, xcmyz/FastSpeech#11, deepinsight/insightface#663,
+# MIC-DKFZ/nnDetection#41, discuss.huggingface.co 96885)
+@pytest.mark.parametrize("text", [
+    "# Multi-GPU is slower than single GPU when running examples",
+    "Why multi GPU training is slower than single GPU?",
+    "Multiple GPUS training speeds are slower than 1 GPU.",
+    "Multi-GPU training is reducing speed compared to single GPU",
+    "When I use multi-gpu command, I found the training time is slower several times than that of one gpu.",
+    "Hi, the training time for each step was slower when using multiple GPU's.",
+    "Single GPU training run faster than two",
+    "Multi-gpu is much slower than single gpu?",
+])
+def test_multi_gpu_slower_as_titles_word_it(text):
+    assert "multi-gpu-slower" in _symptom_kinds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Multi-node training is slower than single node.",  # machines, not GPUs
+    "8 GPUs are slower than expected.",  # no single-GPU side
+    "Multi-GPU is not slower than single GPU anymore.",
+    "One GPU run was faster than two days ago.",
+    "The multi-GPU run is slower than a single node with 8 GPUs.",
+])
+def test_multi_gpu_slower_lookalikes(text):
+    assert "multi-gpu-slower" not in _symptom_kinds(text)

@@ -227,16 +227,27 @@ class NcclGraph(_NcclFact):
 
 class NcclInitComplete(_NcclFact):
     fact_type = "nccl.init_complete"
-    doc = "A communicator finished init on one rank (comm_rank of nranks)."
+    doc = ("Communicators of nranks ranks finished init: count Init COMPLETE lines (started: Init START "
+           "lines) from nodes hosts in comms communicators; node, rank, bus_id and comm_id are the first's.")
     comm_rank: int
     nranks: int
     bus_id: str = ""
     comm_id: str = ""
+    count: int = 1
+    started: int = 0
+    nodes: int = 1
+    comms: int = 0
 
 
 class NcclInitTimings(_NcclFact):
     fact_type = "nccl.init_timings"
-    doc = "Init time breakdown in seconds for one rank (NCCL 2.23+)."
+    doc = ("Init time breakdown in seconds of one rank of a communicator of nranks (NCCL 2.23+). With count > 1 "
+           "the slowest of count ranks that timed init (median_total, min_total over them all; first_line: "
+           "the first timing's line); count 1: one of the next slowest, or the only one.")
+    count: int = 1
+    median_total: float | None = None
+    min_total: float | None = None
+    first_line: int | None = None
     comm_rank: int
     nranks: int
     total: float

@@ -70,6 +70,7 @@ from clusterdx.facts.base import Fact, NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model import nccl as m
+from clusterdx.facts.parsers._nccl_init import InitSummary
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
 from clusterdx.facts.versions import version_at_least
 
@@ -219,9 +220,6 @@ _TIMING_FIELDS = ("kernels", "alloc", "bootstrap", "allgathers", "topo", "graphs
 _MAX_WARNS = 2000
 _MAX_LIST = 64
 _MAX_PROBLEMS = 50
-#: per-rank, per-communicator facts (Init COMPLETE, init timings) kept per log; a job that
-#: creates communicators over and over would otherwise grow them without bound
-_MAX_PER_COMM = 16384
 #: nccl.channel facts (one per process, direction and NIC) and nccl.topo_node facts kept per log
 _MAX_CHANNEL_FACTS = 16384
 _MAX_TOPO_NODES = 4096
@@ -302,8 +300,7 @@ class _State:
         self.problems = 0
         self.recognised = 0
         self.last_proc: _Proc | None = None
-        self.per_comm = 0
-        self.per_comm_index = 0
+        self.inits = InitSummary()  # per-rank init lines, counted per communicator size
         # caches for the line loop: prefix -> _Proc (False: not a plain INFO prefix); INFO
         # messages nobody handles; (process, message) pairs already handled; and per
         # (process, transport text) connection counts [n, first index, last index]
@@ -347,13 +344,6 @@ class _State:
         if key is not None:
             self.dedupe[key] = entry
         return entry
-
-    def over_per_comm(self, index: int) -> bool:
-        """Count a per-rank, per-communicator fact; True once more than _MAX_PER_COMM came."""
-        self.per_comm += 1
-        if self.per_comm == _MAX_PER_COMM + 1:
-            self.per_comm_index = index
-        return self.per_comm > _MAX_PER_COMM
 
     def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
         key = (p.host, p.pid, p.dev)
@@ -626,12 +616,9 @@ class _State:
             r = _INIT.search(msg)
             if r:
                 self.on_init(i, p, r, msg)
-                return _EVERY if r.group(3) == "COMPLETE" else _IDEM
+                return _EVERY  # every START and COMPLETE is counted
             return _IGNORED
         if msg.startswith("Init timings"):
-            if self.per_comm >= _MAX_PER_COMM:
-                self.over_per_comm(i)
-                return _EVERY
             r = _TIMINGS.match(msg)
             if r:
                 _on_timings(self, i, p, r)
@@ -1023,13 +1010,12 @@ class _State:
         rank, nranks = int(r.group(1)), int(r.group(2))
         self.note_rank(p, rank, nranks)
         if r.group(3) != "COMPLETE":
-            return
-        if self.over_per_comm(i):
+            self.inits.started(nranks)
             return
         bus = _BUSID.search(msg)
         cid = _COMMID.search(msg)
-        self.emit(m.NcclInitComplete, i, p, comm_rank=rank, nranks=nranks,
-                  bus_id=bus.group(1) if bus else "", comm_id=cid.group(1) if cid else "")
+        self.inits.completed(i, (p.host, p.pid, p.dev, p.node), rank, nranks, bus.group(1) if bus else "",
+                             cid.group(1) if cid else "")
 
     def on_comm(self, i: int, p: _Proc, r: re.Match) -> None:
         def opt(g: int) -> int | None:
@@ -1217,10 +1203,9 @@ class _State:
 
     def finish(self) -> None:
         self.fold_connections()
-        if self.per_comm > _MAX_PER_COMM:
-            self.problem(self.per_comm_index, f"{self.per_comm - _MAX_PER_COMM} more per-rank init "
-                                              f"lines (Init COMPLETE, Init timings) than the "
-                                              f"{_MAX_PER_COMM} kept")
+        for cls, index, end, fields, (host, pid, dev, node) in self.inits.entries(self.doc.lineno):
+            fields.update(node=node, pid=pid, cuda_dev=dev)
+            self.pending.append([cls, index, end, fields, (host, pid, dev)])
         for (host, pid), lists in self.devlists.items():
             for family, (i, fields, p, used) in lists.items():
                 if not used:
@@ -1301,11 +1286,9 @@ def _on_pattern(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_timings(st: _State, i: int, p: _Proc, r: re.Match) -> None:
-    if st.over_per_comm(i):
-        return
     parts = {k: float(v) for k, v in _TIMING_PART.findall(r.group(4) or "") if k in _TIMING_FIELDS}
-    st.emit(m.NcclInitTimings, i, p, comm_rank=int(r.group(1)), nranks=int(r.group(2)),
-            total=float(r.group(3)), **parts)
+    st.inits.timed(i, (p.host, p.pid, p.dev, p.node), int(r.group(1)), int(r.group(2)),
+                   float(r.group(3)), parts)
 
 
 def _on_cc(st: _State, i: int, p: _Proc, r: re.Match) -> None:

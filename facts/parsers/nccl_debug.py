@@ -307,7 +307,9 @@ class _State:
         self.procs: dict[str, _Proc | bool] = {}
         self.ignored: set[str] = set()
         self.seen: set[tuple] = set()
-        self.conns: dict[tuple, list[int]] = {}
+        self.conns: dict[tuple, list[Any]] = {}  # (process, tail) -> [n, first, last, process]
+        self.hot: dict[tuple, list[Any]] = {}  # (line prefix, tail) -> the same entry as in conns
+        self.skip: dict[str, _Proc] = {}
         # per (host, pid, dev, direction, transport, nic, proxy, gdr, shared): [first, last, n, peers, proc]
         self.channels: dict[tuple, list[Any]] = {}
         self.channel_overflow = 0
@@ -360,10 +362,19 @@ class _State:
         string methods and its prefix parsed once per distinct prefix; connection lines are
         counted per (process, transport text) and folded in :meth:`fold_connections`; repeats
         that change nothing (see ``_IDEM``) are skipped. Every other line takes :meth:`feed`.
+
+        Most lines of a big log are repeats, so two caches answer them before any parsing: a
+        connection line whose prefix and text after the channel number were counted before is
+        one dictionary look-up (``hot``), and a line seen before whose handling changed nothing
+        (``skip``, the line's text to its process) is another.
         """
         procs, ignored, seen, conns = self.procs, self.ignored, self.seen, self.conns
+        hot, skip = self.hot, self.skip
+        hot_get, skip_get = hot.get, skip.get
         feed = self.feed
-        for i, line in enumerate(lines, base):
+        i = base - 1
+        for line in lines:
+            i += 1
             j = line.find(" NCCL INFO ")
             if j < 0:
                 if "NCCL" in line:
@@ -373,6 +384,23 @@ class _State:
                 elif self.matrix is not None:
                     self.on_matrix_row(i, line)
                 continue
+            conn = line.startswith(_CONN_HEADS, j + 11)
+            if conn:
+                c = line.find(" : ", j + 15)
+                if c > 0:
+                    # a tail in ``hot`` was checked when first counted (no " NCCL ", a " -> "
+                    # before its " via "); only the channel number between may differ
+                    e = hot_get((line[:j], line[c + 3:]))
+                    if e is not None and line.find(" NCCL ", j + 10, c) < 0:
+                        e[0] += 1
+                        e[2] = i
+                        self.last_proc = e[3]
+                        continue
+            else:
+                p = skip_get(line)
+                if p is not None:
+                    self.last_proc = p
+                    continue
             if line.find(" NCCL ", j + 10) >= 0:
                 feed(i, line)  # torn: two lines glued together
                 continue
@@ -384,28 +412,33 @@ class _State:
                 feed(i, line)
                 continue
             self.last_proc = p
-            if line.startswith(_CONN_HEADS, j + 11):
+            if conn:
                 # keyed by what follows the channel number ("8[0] -> 0[0] [receive] via NET/IB/0"):
                 # one entry per peer and transport, whatever the number of channels
                 c = line.find(" : ", j + 15)
                 k = line.find(" via ", c) if c > 0 else -1
                 if k > 0 and line.find(" -> ", c, k) > 0 and k + 5 < len(line):
-                    key = (p, line[c + 3:])
+                    tail = line[c + 3:]
+                    key = (p, tail)
                     e = conns.get(key)
                     if e is None:
                         if len(conns) >= _MAX_CACHE:
                             self.fold_connections()
-                            conns = self.conns
-                        conns[key] = [1, i, i]
+                            conns, hot = self.conns, self.hot
+                            hot_get = hot.get
+                        e = conns[key] = [1, i, i, p]
                     else:
                         e[0] += 1
                         e[2] = i
+                    hot[(prefix, tail)] = e
                     continue
             msg = line[j + 11:].strip()
             if not msg or msg in ignored:
+                self.skip_line(line, p)
                 continue
             pair = (p, msg)
             if pair in seen:
+                self.skip_line(line, p)
                 continue
             before = self.problems
             outcome = self.on_info(i, p, msg)
@@ -413,10 +446,18 @@ class _State:
                 if len(ignored) >= _MAX_CACHE:
                     ignored.clear()
                 ignored.add(msg)
+                self.skip_line(line, p)
             elif outcome == _IDEM and self.problems == before:
                 if len(seen) >= _MAX_CACHE:
                     seen.clear()
                 seen.add(pair)
+                self.skip_line(line, p)
+
+    def skip_line(self, line: str, p: _Proc) -> None:
+        """Remember a line whose handling changed nothing: its repeats are skipped unread."""
+        if len(self.skip) >= _MAX_CACHE:
+            self.skip.clear()
+        self.skip[line] = p
 
     def prefix_proc(self, prefix: str) -> _Proc | bool:
         """The process behind a line prefix (the text before " NCCL INFO "), or False."""
@@ -443,8 +484,8 @@ class _State:
     def fold_connections(self) -> None:
         """Add the connection lines counted by :meth:`feed_lines` to the per-node summaries."""
         items = sorted(self.conns.items(), key=lambda kv: kv[1][1])
-        self.conns = {}
-        for (p, tail), (n, first, last) in items:
+        self.conns, self.hot = {}, {}
+        for (p, tail), (n, first, last, _) in items:
             r = _CONN.match(tail)
             if r is None:
                 self.count_connections(p, tail[tail.find(" via ") + 5:], n, first, last)
@@ -891,7 +932,7 @@ class _State:
         key = (p, msg[c + 3:])
         e = self.conns.get(key)
         if e is None:
-            self.conns[key] = [1, i, i]
+            self.conns[key] = [1, i, i, p]
         else:
             e[0] += 1
             e[2] = i

@@ -83,7 +83,9 @@ class NcclPlugin(_NcclFact):
 
 class NcclChannels(_NcclFact):
     fact_type = "nccl.channels"
-    doc = "Channel counts of one communicator on one rank (None where the line does not say)."
+    doc = ("Channel counts of communicators on a node (None where the line does not say); count: the ranks "
+           "of the node that printed these counts, the first's pid, cuda_dev and line kept.")
+    count: int = 1
     coll: int | None = None
     collnet: int | None = None
     nvls: int | None = None
@@ -188,7 +190,10 @@ class NcclMnnvl(_NcclFact):
 
 class NcclComm(_NcclFact):
     fact_type = "nccl.comm"
-    doc = "Shape of one communicator as seen by one rank (comm ... nRanks nNodes localRanks ...)."
+    doc = ("Shape of communicators on a node (comm ... nRanks nNodes localRanks ...): count lines of the node "
+           "(one a rank and communicator) with this shape; comm_rank, local_rank, pid, cuda_dev and the line are "
+           "the first's.")
+    count: int = 1
     comm_rank: int
     nranks: int
     nnodes: int | None = None
@@ -284,10 +289,12 @@ class NcclWarn(_NcclFact):
 
 class NcclChannel(_NcclFact):
     fact_type = "nccl.channel"
-    doc = ("Network connections of one process by direction and NIC (Channel/Ring ... via NET/...): "
+    doc = ("Network connections of a node's processes by direction and NIC (Channel/Ring ... via NET/...): "
            "connections = lines, peers = distinct peer ranks (communicator ranks as printed, first 64 in "
            "peer_ranks), proxy_rank the PXN proxy; nic is NCCL's net device index, "
-           "nic_name its name from the same process's NET/<x> : Using list when printed.")
+           "nic_name its name from the process's NET/<x> : Using list when printed; processes: how many "
+           "processes of the node use the NIC so (pid, cuda_dev: the first's).")
+    processes: int = 1
     direction: str  # send, receive, or "" (not printed)
     transport: str
     nic: str

@@ -347,6 +347,12 @@ class _State:
             self.dedupe[key] = entry
         return entry
 
+    def emit_counted(self, cls: type[Fact], index: int, p: _Proc, key: tuple, **fields: Any) -> None:
+        """Queue a fact once per node and ``key``; the processes of the node that print the same
+        values again only raise its ``count`` (the first line stays its reference)."""
+        if self.emit(cls, index, p, key=key, count=1, **fields) is None:
+            self.dedupe[(cls.fact_type, p.node) + key][3]["count"] += 1
+
     def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
         key = (p.host, p.pid, p.dev)
         old = self.ranks.get(key)
@@ -920,8 +926,7 @@ class _State:
             counts["p2p_per_peer" if per_peer else kind] = int(num)
         if not counts:
             return
-        key = (p.pid, p.dev) + tuple(sorted(counts.items()))
-        self.emit(m.NcclChannels, i, p, key=key, **counts)
+        self.emit_counted(m.NcclChannels, i, p, tuple(sorted(counts.items())), **counts)
 
     def on_connection(self, i: int, p: _Proc, msg: str) -> None:
         """``Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA``: counted, folded later."""
@@ -1065,7 +1070,7 @@ class _State:
         rank, nranks = int(r.group(1)), int(r.group(2))
         self.note_rank(p, rank, nranks)
         mn = opt(6)
-        self.emit(m.NcclComm, i, p, key=(p.pid, p.dev, rank, nranks, opt(3)), comm_rank=rank,
+        self.emit_counted(m.NcclComm, i, p, (nranks, opt(3), opt(4), mn), comm_rank=rank,
                   nranks=nranks, nnodes=opt(3), local_ranks=opt(4), local_rank=opt(5),
                   mnnvl=None if mn is None else bool(mn))
 
@@ -1259,17 +1264,32 @@ class _State:
                 node=node, transport=transport, connections=agg["n"], gdr_connections=agg["gdr"],
                 pxn_connections=agg["pxn"], nics=_sorted(agg["nics"]), net_names=sorted(agg["nets"]),
                 modes=sorted(agg["modes"]), processes=len(agg["pids"])), None])
-        for key, (first, last, n, peers, p) in self.channels.items():
+        # one fact per node and NIC use: the processes of a node that use a NIC the same way are
+        # counted, not listed (a 1,024-rank job would otherwise give ten thousand of them)
+        per_node: dict[tuple, list[Any]] = {}
+        for key, (first, last, n, peers, p) in sorted(self.channels.items(), key=lambda kv: kv[1][0]):
             _, _, _, direction, transport, nic, proxy, gdr, shared = key
             family = transport.split("/", 1)[1] if "/" in transport else transport
             family = "IB" if family.startswith("IB") else family
             names = self.nic_names.get((p.host, p.pid, family)) or self.nic_names.get((p.host, None, family), {})
             name = names.get(nic, "")
+            nkey = (p.node, direction, transport, nic, name, proxy, gdr, shared)
+            agg = per_node.get(nkey)
+            if agg is None:
+                per_node[nkey] = [first, last, n, set(peers), 1, p]
+                continue
+            agg[1] = max(agg[1], last)
+            agg[2] += n
+            if len(agg[3]) < 4096:
+                agg[3].update(peers)
+            agg[4] += 1
+        for (node, direction, transport, nic, name, proxy, gdr, shared), (first, last, n, peers, procs, p) \
+                in per_node.items():
             ranks = sorted(peers)
             self.pending.append([m.NcclChannel, first, last, dict(
-                node=p.node, pid=p.pid, cuda_dev=p.dev, direction=direction, transport=transport,
+                node=node, pid=p.pid, cuda_dev=p.dev, direction=direction, transport=transport,
                 nic=nic, nic_name=name, proxy_rank=proxy, gdr=gdr, shared=shared, connections=n,
-                peers=len(ranks), peer_ranks=ranks[:_MAX_LIST]), (p.host, p.pid, p.dev)])
+                peers=len(ranks), peer_ranks=ranks[:_MAX_LIST], processes=procs), (p.host, p.pid, p.dev)])
         if self.channel_overflow:
             self.problem(None, f"{self.channel_overflow} network connection lines past the "
                                f"{_MAX_CHANNEL_FACTS} per-process NIC summaries kept")

@@ -93,3 +93,57 @@ def test_look_alikes_in_application_output_are_not_counted():
     t = summary(ctx, "nccl.init_timings", 4)
     assert (t.count, t.total) == (4, 2.3)
     assert summary(ctx, "nccl.init_complete", 4).count == 4
+
+
+# -- per-process facts counted per node (nccl.comm, nccl.channels, nccl.channel) --------------------
+
+def proc_lines(host, pid, dev, rank, nranks, nnodes, coll=32, nics=None):
+    pre = f"{host}:{pid}:{pid + 118} [{dev}] NCCL INFO "
+    out = [pre + f"comm 0x55{pid:010x} rank {rank} nRanks {nranks} nNodes {nnodes} localRanks 8 "
+                 f"localRank {dev} MNNVL 0",
+           pre + f"{coll} coll channels, {coll} collnet channels, 16 nvls channels, 32 p2p channels, "
+                 "32 p2p channels per peer"]
+    nic = dev if nics is None else nics
+    for c in range(4):
+        out.append(pre + f"Channel {c:02d}/0 : {rank}[{dev}] -> {(rank + 8) % nranks}[{dev}] [send] "
+                         f"via NET/IB/{nic}/GDRDMA")
+    return out
+
+
+def test_ranks_of_a_node_with_the_same_values_are_counted():
+    lines = []
+    for dev in range(8):
+        lines += proc_lines("gpu-a", 100 + dev, dev, dev, 16, 2, nics=0)
+    for dev in range(8):
+        lines += proc_lines("gpu-b", 200 + dev, dev, 8 + dev, 16, 2, nics=0)
+    ctx = parse_text(FMT, "\n".join(lines))
+    comms = of_type(ctx, "nccl.comm")
+    assert sorted((c.node, c.count, c.local_rank, c.source.line) for c in comms) == [
+        ("gpu-a", 8, 0, 1), ("gpu-b", 8, 0, 6 * 8 + 1)]
+    chans = of_type(ctx, "nccl.channels")
+    assert sorted((c.node, c.count, c.coll) for c in chans) == [("gpu-a", 8, 32), ("gpu-b", 8, 32)]
+    # all eight processes of a node send on NIC 0: one fact per node, 8 x 4 connection lines
+    nets = of_type(ctx, "nccl.channel")
+    assert sorted((c.node, c.nic, c.processes, c.connections, c.peers) for c in nets) == [
+        ("gpu-a", "0", 8, 32, 8), ("gpu-b", "0", 8, 32, 8)]
+    a = next(c for c in nets if c.node == "gpu-a")
+    assert (a.pid, a.cuda_dev, a.source.line) == (100, 0, 3)
+
+
+def test_distinct_values_stay_apart_with_their_first_line():
+    lines = proc_lines("gpu-a", 100, 0, 0, 16, 2) + proc_lines("gpu-a", 101, 1, 1, 16, 2, coll=2) \
+        + proc_lines("gpu-a", 102, 2, 2, 16, 2) + proc_lines("gpu-a", 103, 3, 3, 4, 1)
+    ctx = parse_text(FMT, "\n".join(lines))
+    chans = sorted((c.coll, c.count, c.source.line) for c in of_type(ctx, "nccl.channels"))
+    assert chans == [(2, 1, 8), (32, 3, 2)]  # the odd rank out stays visible
+    comms = sorted((c.nranks, c.nnodes, c.count, c.source.line) for c in of_type(ctx, "nccl.comm"))
+    assert comms == [(4, 1, 1, 19), (16, 2, 3, 1)]
+    # each process on its own NIC: nothing to merge
+    assert sorted(c.nic for c in of_type(ctx, "nccl.channel")) == ["0", "1", "2", "3"]
+
+
+def test_a_process_repeating_its_line_is_not_counted_twice():
+    lines = proc_lines("gpu-a", 100, 0, 0, 16, 2)
+    ctx = parse_text(FMT, "\n".join(lines + lines[:2]))
+    assert [c.count for c in of_type(ctx, "nccl.comm")] == [1]
+    assert [c.count for c in of_type(ctx, "nccl.channels")] == [1]

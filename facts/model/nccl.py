@@ -141,7 +141,9 @@ class NcclRingConnected(_NcclFact):
 
 class NcclAffinity(_NcclFact):
     fact_type = "nccl.affinity"
-    doc = "CPU set NCCL binds its threads to for one GPU (empty: process mask and GPU-local CPUs disjoint)."
+    doc = ("CPU set NCCL binds its threads to for a node's GPUs (empty: process mask and GPU-local CPUs "
+           "disjoint); count: the processes of the node given this set, gpu and the line the first's.")
+    count: int = 1
     gpu: int
     affinity: str
     cpus: list[int] = []
@@ -162,7 +164,9 @@ class NcclGdrHca(_NcclFact):
 class NcclGdrGpu(_NcclFact):
     fact_type = "nccl.gdr_gpu"
     doc = ("GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level; "
-           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form).")
+           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form); count: the "
+           "GPU/NIC pairs of the node with the same decision and distances, gpu_bus, hca_index and the line the first's.")
+    count: int = 1
     gpu_bus: str
     hca_index: int
     enabled: bool
@@ -173,7 +177,9 @@ class NcclGdrGpu(_NcclFact):
 
 class NcclNvls(_NcclFact):
     fact_type = "nccl.nvls"
-    doc = "Whether NVLink SHARP (NVLS multicast) is available on a device."
+    doc = ("Whether NVLink SHARP (NVLS multicast) is available on a node's devices; count: the processes "
+           "that said so, dev and the line the first's.")
+    count: int = 1
     available: bool
     dev: int
 

@@ -1041,14 +1041,14 @@ class _State:
         except (ValueError, ParseError):
             self.problem(i, "unreadable CPU affinity")
             return
-        self.emit(m.NcclAffinity, i, p, key=(p.pid, gpu, aff), gpu=gpu, affinity=aff,
+        self.emit_counted(m.NcclAffinity, i, p, (aff, gpu_aff, cpu_aff), gpu=gpu, affinity=aff,
                   cpus=cpus[:4096], empty=empty, gpu_affinity=gpu_aff, cpu_affinity=cpu_aff)
 
     def on_gdr_gpu(self, i: int, p: _Proc, r: re.Match) -> None:
         def opt(g: int) -> int | None:
             return int(r.group(g)) if r.group(g) else None
 
-        self.emit(m.NcclGdrGpu, i, p, key=(r.group(2), r.group(3), r.group(1)),
+        self.emit_counted(m.NcclGdrGpu, i, p, (r.group(1), opt(4), opt(5), opt(6)),
                   gpu_bus=r.group(2), hca_index=int(r.group(3)), enabled=r.group(1) == "Enabled",
                   distance=opt(4), max_distance=opt(5), read=opt(6))
 
@@ -1326,7 +1326,7 @@ def _on_bootstrap(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_nvls(st: _State, i: int, p: _Proc, r: re.Match) -> None:
-    st.emit(m.NcclNvls, i, p, key=(p.pid, r.group(2)), available=not r.group(1), dev=int(r.group(2)))
+    st.emit_counted(m.NcclNvls, i, p, (not r.group(1),), available=not r.group(1), dev=int(r.group(2)))
 
 
 def _on_mnnvl(st: _State, i: int, p: _Proc, r: re.Match) -> None:

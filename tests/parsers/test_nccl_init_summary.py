@@ -147,3 +147,30 @@ def test_a_process_repeating_its_line_is_not_counted_twice():
     ctx = parse_text(FMT, "\n".join(lines + lines[:2]))
     assert [c.count for c in of_type(ctx, "nccl.comm")] == [1]
     assert [c.count for c in of_type(ctx, "nccl.channels")] == [1]
+
+
+def gpu_lines(host, pid, dev, nvls=True, aff="ff,ffffffff", gdr="Enabled", distance=3):
+    pre = f"{host}:{pid}:{pid + 118} [{dev}] NCCL INFO "
+    return [pre + f"NVLS multicast support is {'' if nvls else 'not '}available on dev {dev}",
+            pre + f"Setting affinity for GPU {dev} to {aff}",
+            pre + f"GPU Direct RDMA {gdr} for GPU {dev}a000 / HCA {dev} (distance {distance} <= 4), read 1"]
+
+
+def test_per_gpu_decisions_counted_per_node_and_the_odd_gpu_kept():
+    lines = []
+    for dev in range(8):
+        lines += gpu_lines("gpu-a", 100 + dev, dev, nvls=dev != 5, aff="ff" if dev < 4 else "ff00",
+                           gdr="Disabled" if dev == 6 else "Enabled", distance=5 if dev == 6 else 3)
+    ctx = parse_text(FMT, "\n".join(lines))
+    nvls = sorted((f.available, f.count, f.dev, f.source.line) for f in of_type(ctx, "nccl.nvls"))
+    assert nvls == [(False, 1, 5, 16), (True, 7, 0, 1)]
+    aff = sorted((f.affinity, f.count, f.gpu, f.source.line) for f in of_type(ctx, "nccl.affinity"))
+    assert aff == [("ff", 4, 0, 2), ("ff00", 4, 4, 14)]
+    gdr = sorted((f.enabled, f.count, f.gpu_bus, f.distance) for f in of_type(ctx, "nccl.gdr_gpu"))
+    assert gdr == [(False, 1, "6a000", 5), (True, 7, "0a000", 3)]
+
+
+def test_per_gpu_facts_of_two_nodes_stay_apart():
+    lines = gpu_lines("gpu-a", 100, 0) + gpu_lines("gpu-b", 100, 0)
+    ctx = parse_text(FMT, "\n".join(lines))
+    assert sorted((f.node, f.count) for f in of_type(ctx, "nccl.nvls")) == [("gpu-a", 1), ("gpu-b", 1)]

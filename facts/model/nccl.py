@@ -165,7 +165,8 @@ class NcclGdrGpu(_NcclFact):
     fact_type = "nccl.gdr_gpu"
     doc = ("GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level; "
            "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form); count: the "
-           "GPU/NIC pairs of the node with the same decision and distances, gpu_bus, hca_index and the line the first's.")
+           "processes of the node that printed the same decision and distances, gpu_bus, hca_index and the line "
+           "the first's.")
     count: int = 1
     gpu_bus: str
     hca_index: int
@@ -196,9 +197,8 @@ class NcclMnnvl(_NcclFact):
 
 class NcclComm(_NcclFact):
     fact_type = "nccl.comm"
-    doc = ("Shape of communicators on a node (comm ... nRanks nNodes localRanks ...): count lines of the node "
-           "(one a rank and communicator) with this shape; comm_rank, local_rank, pid, cuda_dev and the line are "
-           "the first's.")
+    doc = ("Shape of communicators on a node (comm ... nRanks nNodes localRanks ...): count processes of the "
+           "node printed this shape; comm_rank, local_rank, pid, cuda_dev and the line are the first's.")
     count: int = 1
     comm_rank: int
     nranks: int

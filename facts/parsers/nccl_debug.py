@@ -287,6 +287,7 @@ class _State:
         self.pending: list[list[Any]] = []  # [cls, index, end, fields, proc_key]
         self.bare_proc: _Proc | None = None
         self.dedupe: dict[tuple, list[Any]] = {}
+        self.counters: dict[tuple, set[tuple]] = {}  # emit_counted's key -> the processes counted
         self.ranks: dict[tuple, tuple[int, int]] = {}  # (host, pid, dev) -> (nranks, rank)
         self.devlists: dict[tuple, dict[str, tuple[int, dict]]] = {}
         self.ofi_nics: dict[tuple, int] = {}
@@ -348,10 +349,17 @@ class _State:
         return entry
 
     def emit_counted(self, cls: type[Fact], index: int, p: _Proc, key: tuple, **fields: Any) -> None:
-        """Queue a fact once per node and ``key``; the processes of the node that print the same
-        values again only raise its ``count`` (the first line stays its reference)."""
-        if self.emit(cls, index, p, key=key, count=1, **fields) is None:
-            self.dedupe[(cls.fact_type, p.node) + key][3]["count"] += 1
+        """Queue a fact once per node and ``key``; the other processes of the node that print the
+        same values only raise its ``count`` (the first line stays its reference)."""
+        full = (cls.fact_type, p.node) + key
+        procs = self.counters.get(full)
+        if procs is None:
+            procs = self.counters[full] = set()
+            self.emit(cls, index, p, key=key, count=1, **fields)
+        # processes, not lines: what a process prints again (a second communicator) is not counted
+        if len(procs) < _MAX_CACHE:
+            procs.add((p.host, p.pid, p.dev))
+            self.dedupe[full][3]["count"] = len(procs)
 
     def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
         key = (p.host, p.pid, p.dev)

@@ -13,11 +13,16 @@ printed topology tree (``CPU/0-0``, ``+ PCI[24.0] - GPU/0-18000 (0)``), what top
 could not read and ignored, IB QP / ECE lines, TUNING algorithm choices and the
 ``Enabled NCCL Func/Proto/Algo Matrix`` rows (printed without a prefix under their INFO line).
 
-Built for logs of any size: one pass, a substring prefilter before any regex, and the
-high-volume lines are aggregated instead of becoming one fact each: connection lines per node and
-transport (``nccl.transport_summary``) and per process, direction and NIC (``nccl.channel``), QP,
-ECE and algorithm-choice lines per node and value (with a count), repeated WARNs per node. ``rank`` is the process's rank in the largest communicator it reported
-(Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has been read.
+Built for logs of any size: one pass, a substring prefilter before any regex, repeats answered
+from caches (see ``feed_lines``), and the high-volume lines are aggregated instead of becoming one
+fact each: connection lines per node and transport (``nccl.transport_summary``) and per node,
+direction and NIC (``nccl.channel``), QP, ECE and algorithm-choice lines per node and value (with a
+count), repeated WARNs per node; what every process prints alike (``nccl.comm``, ``nccl.channels``,
+``nccl.nvls``, ``nccl.affinity``, ``nccl.gdr_gpu``) once per node and value with the number of
+processes (a process that prints something else stays a fact of its own); the per-rank init lines
+per communicator size (``_nccl_init``). ``rank`` is the process's rank in the largest communicator
+it reported (Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has
+been read.
 
 Sample input::
 

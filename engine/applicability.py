@@ -46,6 +46,26 @@ _ARCH_TAGS = {"arm64": {"arm64", "aarch64"}, "x86": {"x86", "x86_64", "amd64", "
 MIN_FLEET_NODES = 3
 
 
+#: the fact types the gates read; any other fact matters here only for the node it names
+_GATE_TYPES = frozenset({"cpu.info", "platform.virtualization", "platform.role"})
+
+
+def gate_view(facts: Sequence[Any]) -> list[Any]:
+    """The facts the checks below read, for a caller that checks many rules against one set of
+    facts: those of the gate types and the first fact of each node. Each check walks its facts,
+    so on a log of tens of thousands of facts checking every rule against them all would cost
+    more than the diagnosis; the answers are the same."""
+    out: list[Any] = []
+    nodes: set[Any] = set()
+    for f in facts:
+        if f.fact_type in _GATE_TYPES:
+            out.append(f)
+        elif f.node not in nodes:
+            nodes.add(f.node)
+            out.append(f)
+    return out
+
+
 def _values(facts: Sequence[Any], fact_type: str, fld: str) -> set[str]:
     return {str(getattr(f, fld)).lower() for f in facts
             if f.fact_type == fact_type and getattr(f, fld, None) not in (None, "")}

@@ -477,8 +477,9 @@ def _probes_for(kb: KnowledgeBase, fact_type: str) -> list[Any]:
 
 
 def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult], facts: Sequence[Fact] = ()) -> list[NotEvaluated]:
-    from clusterdx.engine.applicability import rule_not_applicable
+    from clusterdx.engine.applicability import gate_view, rule_not_applicable
 
+    facts = gate_view(facts)
     out = []
     for r in results:
         if r.outcome != "not_evaluated":

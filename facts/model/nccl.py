@@ -83,7 +83,9 @@ class NcclPlugin(_NcclFact):
 
 class NcclChannels(_NcclFact):
     fact_type = "nccl.channels"
-    doc = "Channel counts of one communicator on one rank (None where the line does not say)."
+    doc = ("Channel counts of communicators on a node (None where the line does not say); count: the ranks "
+           "of the node that printed these counts, the first's pid, cuda_dev and line kept.")
+    count: int = 1
     coll: int | None = None
     collnet: int | None = None
     nvls: int | None = None
@@ -139,7 +141,9 @@ class NcclRingConnected(_NcclFact):
 
 class NcclAffinity(_NcclFact):
     fact_type = "nccl.affinity"
-    doc = "CPU set NCCL binds its threads to for one GPU (empty: process mask and GPU-local CPUs disjoint)."
+    doc = ("CPU set NCCL binds its threads to for a node's GPUs (empty: process mask and GPU-local CPUs "
+           "disjoint); count: the processes of the node given this set, gpu and the line the first's.")
+    count: int = 1
     gpu: int
     affinity: str
     cpus: list[int] = []
@@ -160,7 +164,10 @@ class NcclGdrHca(_NcclFact):
 class NcclGdrGpu(_NcclFact):
     fact_type = "nccl.gdr_gpu"
     doc = ("GPUDirect RDMA decision for one GPU/NIC pair (distance = PCI path class vs the GDR level; "
-           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form).")
+           "gpu_bus is the bus id, the CUDA device number in 2.4-2.5's 'GPU 0[0]' form); count: the "
+           "processes of the node that printed the same decision and distances, gpu_bus, hca_index and the line "
+           "the first's.")
+    count: int = 1
     gpu_bus: str
     hca_index: int
     enabled: bool
@@ -171,7 +178,9 @@ class NcclGdrGpu(_NcclFact):
 
 class NcclNvls(_NcclFact):
     fact_type = "nccl.nvls"
-    doc = "Whether NVLink SHARP (NVLS multicast) is available on a device."
+    doc = ("Whether NVLink SHARP (NVLS multicast) is available on a node's devices; count: the processes "
+           "that said so, dev and the line the first's.")
+    count: int = 1
     available: bool
     dev: int
 
@@ -188,7 +197,9 @@ class NcclMnnvl(_NcclFact):
 
 class NcclComm(_NcclFact):
     fact_type = "nccl.comm"
-    doc = "Shape of one communicator as seen by one rank (comm ... nRanks nNodes localRanks ...)."
+    doc = ("Shape of communicators on a node (comm ... nRanks nNodes localRanks ...): count processes of the "
+           "node printed this shape; comm_rank, local_rank, pid, cuda_dev and the line are the first's.")
+    count: int = 1
     comm_rank: int
     nranks: int
     nnodes: int | None = None
@@ -227,16 +238,27 @@ class NcclGraph(_NcclFact):
 
 class NcclInitComplete(_NcclFact):
     fact_type = "nccl.init_complete"
-    doc = "A communicator finished init on one rank (comm_rank of nranks)."
+    doc = ("Communicators of nranks ranks finished init: count Init COMPLETE lines (started: Init START "
+           "lines) from nodes hosts in comms communicators; node, rank, bus_id and comm_id are the first's.")
     comm_rank: int
     nranks: int
     bus_id: str = ""
     comm_id: str = ""
+    count: int = 1
+    started: int = 0
+    nodes: int = 1
+    comms: int = 0
 
 
 class NcclInitTimings(_NcclFact):
     fact_type = "nccl.init_timings"
-    doc = "Init time breakdown in seconds for one rank (NCCL 2.23+)."
+    doc = ("Init time breakdown in seconds of one rank of a communicator of nranks (NCCL 2.23+). With count > 1 "
+           "the slowest of count ranks that timed init (median_total, min_total over them all; first_line: "
+           "the first timing's line); count 1: one of the next slowest, or the only one.")
+    count: int = 1
+    median_total: float | None = None
+    min_total: float | None = None
+    first_line: int | None = None
     comm_rank: int
     nranks: int
     total: float
@@ -273,10 +295,12 @@ class NcclWarn(_NcclFact):
 
 class NcclChannel(_NcclFact):
     fact_type = "nccl.channel"
-    doc = ("Network connections of one process by direction and NIC (Channel/Ring ... via NET/...): "
+    doc = ("Network connections of a node's processes by direction and NIC (Channel/Ring ... via NET/...): "
            "connections = lines, peers = distinct peer ranks (communicator ranks as printed, first 64 in "
            "peer_ranks), proxy_rank the PXN proxy; nic is NCCL's net device index, "
-           "nic_name its name from the same process's NET/<x> : Using list when printed.")
+           "nic_name its name from the process's NET/<x> : Using list when printed; processes: how many "
+           "processes of the node use the NIC so (pid, cuda_dev: the first's).")
+    processes: int = 1
     direction: str  # send, receive, or "" (not printed)
     transport: str
     nic: str

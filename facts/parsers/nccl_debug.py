@@ -13,11 +13,16 @@ printed topology tree (``CPU/0-0``, ``+ PCI[24.0] - GPU/0-18000 (0)``), what top
 could not read and ignored, IB QP / ECE lines, TUNING algorithm choices and the
 ``Enabled NCCL Func/Proto/Algo Matrix`` rows (printed without a prefix under their INFO line).
 
-Built for logs of any size: one pass, a substring prefilter before any regex, and the
-high-volume lines are aggregated instead of becoming one fact each: connection lines per node and
-transport (``nccl.transport_summary``) and per process, direction and NIC (``nccl.channel``), QP,
-ECE and algorithm-choice lines per node and value (with a count), repeated WARNs per node. ``rank`` is the process's rank in the largest communicator it reported
-(Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has been read.
+Built for logs of any size: one pass, a substring prefilter before any regex, repeats answered
+from caches (see ``feed_lines``), and the high-volume lines are aggregated instead of becoming one
+fact each: connection lines per node and transport (``nccl.transport_summary``) and per node,
+direction and NIC (``nccl.channel``), QP, ECE and algorithm-choice lines per node and value (with a
+count), repeated WARNs per node; what every process prints alike (``nccl.comm``, ``nccl.channels``,
+``nccl.nvls``, ``nccl.affinity``, ``nccl.gdr_gpu``) once per node and value with the number of
+processes (a process that prints something else stays a fact of its own); the per-rank init lines
+per communicator size (``_nccl_init``). ``rank`` is the process's rank in the largest communicator
+it reported (Init START/COMPLETE or ``comm ... nRanks`` lines), resolved once the whole log has
+been read.
 
 Sample input::
 
@@ -70,6 +75,7 @@ from clusterdx.facts.base import Fact, NotApplicable, ParseError
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.model import nccl as m
+from clusterdx.facts.parsers._nccl_init import InitSummary
 from clusterdx.facts.parsers._util import cpu_list, hex_mask_cpus
 from clusterdx.facts.versions import version_at_least
 
@@ -219,9 +225,6 @@ _TIMING_FIELDS = ("kernels", "alloc", "bootstrap", "allgathers", "topo", "graphs
 _MAX_WARNS = 2000
 _MAX_LIST = 64
 _MAX_PROBLEMS = 50
-#: per-rank, per-communicator facts (Init COMPLETE, init timings) kept per log; a job that
-#: creates communicators over and over would otherwise grow them without bound
-_MAX_PER_COMM = 16384
 #: nccl.channel facts (one per process, direction and NIC) and nccl.topo_node facts kept per log
 _MAX_CHANNEL_FACTS = 16384
 _MAX_TOPO_NODES = 4096
@@ -289,6 +292,7 @@ class _State:
         self.pending: list[list[Any]] = []  # [cls, index, end, fields, proc_key]
         self.bare_proc: _Proc | None = None
         self.dedupe: dict[tuple, list[Any]] = {}
+        self.counters: dict[tuple, set[tuple]] = {}  # emit_counted's key -> the processes counted
         self.ranks: dict[tuple, tuple[int, int]] = {}  # (host, pid, dev) -> (nranks, rank)
         self.devlists: dict[tuple, dict[str, tuple[int, dict]]] = {}
         self.ofi_nics: dict[tuple, int] = {}
@@ -302,15 +306,16 @@ class _State:
         self.problems = 0
         self.recognised = 0
         self.last_proc: _Proc | None = None
-        self.per_comm = 0
-        self.per_comm_index = 0
+        self.inits = InitSummary()  # per-rank init lines, counted per communicator size
         # caches for the line loop: prefix -> _Proc (False: not a plain INFO prefix); INFO
         # messages nobody handles; (process, message) pairs already handled; and per
         # (process, transport text) connection counts [n, first index, last index]
         self.procs: dict[str, _Proc | bool] = {}
         self.ignored: set[str] = set()
         self.seen: set[tuple] = set()
-        self.conns: dict[tuple, list[int]] = {}
+        self.conns: dict[tuple, list[Any]] = {}  # (process, tail) -> [n, first, last, process]
+        self.hot: dict[tuple, list[Any]] = {}  # (line prefix, tail) -> the same entry as in conns
+        self.skip: dict[str, _Proc] = {}
         # per (host, pid, dev, direction, transport, nic, proxy, gdr, shared): [first, last, n, peers, proc]
         self.channels: dict[tuple, list[Any]] = {}
         self.channel_overflow = 0
@@ -348,12 +353,18 @@ class _State:
             self.dedupe[key] = entry
         return entry
 
-    def over_per_comm(self, index: int) -> bool:
-        """Count a per-rank, per-communicator fact; True once more than _MAX_PER_COMM came."""
-        self.per_comm += 1
-        if self.per_comm == _MAX_PER_COMM + 1:
-            self.per_comm_index = index
-        return self.per_comm > _MAX_PER_COMM
+    def emit_counted(self, cls: type[Fact], index: int, p: _Proc, key: tuple, **fields: Any) -> None:
+        """Queue a fact once per node and ``key``; the other processes of the node that print the
+        same values only raise its ``count`` (the first line stays its reference)."""
+        full = (cls.fact_type, p.node) + key
+        procs = self.counters.get(full)
+        if procs is None:
+            procs = self.counters[full] = set()
+            self.emit(cls, index, p, key=key, count=1, **fields)
+        # processes, not lines: what a process prints again (a second communicator) is not counted
+        if len(procs) < _MAX_CACHE:
+            procs.add((p.host, p.pid, p.dev))
+            self.dedupe[full][3]["count"] = len(procs)
 
     def note_rank(self, p: _Proc, rank: int, nranks: int) -> None:
         key = (p.host, p.pid, p.dev)
@@ -370,10 +381,19 @@ class _State:
         string methods and its prefix parsed once per distinct prefix; connection lines are
         counted per (process, transport text) and folded in :meth:`fold_connections`; repeats
         that change nothing (see ``_IDEM``) are skipped. Every other line takes :meth:`feed`.
+
+        Most lines of a big log are repeats, so two caches answer them before any parsing: a
+        connection line whose prefix and text after the channel number were counted before is
+        one dictionary look-up (``hot``), and a line seen before whose handling changed nothing
+        (``skip``, the line's text to its process) is another.
         """
         procs, ignored, seen, conns = self.procs, self.ignored, self.seen, self.conns
+        hot, skip = self.hot, self.skip
+        hot_get, skip_get = hot.get, skip.get
         feed = self.feed
-        for i, line in enumerate(lines, base):
+        i = base - 1
+        for line in lines:
+            i += 1
             j = line.find(" NCCL INFO ")
             if j < 0:
                 if "NCCL" in line:
@@ -383,6 +403,23 @@ class _State:
                 elif self.matrix is not None:
                     self.on_matrix_row(i, line)
                 continue
+            conn = line.startswith(_CONN_HEADS, j + 11)
+            if conn:
+                c = line.find(" : ", j + 15)
+                if c > 0:
+                    # a tail in ``hot`` was checked when first counted (no " NCCL ", a " -> "
+                    # before its " via "); only the channel number between may differ
+                    e = hot_get((line[:j], line[c + 3:]))
+                    if e is not None and line.find(" NCCL ", j + 10, c) < 0:
+                        e[0] += 1
+                        e[2] = i
+                        self.last_proc = e[3]
+                        continue
+            else:
+                p = skip_get(line)
+                if p is not None:
+                    self.last_proc = p
+                    continue
             if line.find(" NCCL ", j + 10) >= 0:
                 feed(i, line)  # torn: two lines glued together
                 continue
@@ -394,28 +431,33 @@ class _State:
                 feed(i, line)
                 continue
             self.last_proc = p
-            if line.startswith(_CONN_HEADS, j + 11):
+            if conn:
                 # keyed by what follows the channel number ("8[0] -> 0[0] [receive] via NET/IB/0"):
                 # one entry per peer and transport, whatever the number of channels
                 c = line.find(" : ", j + 15)
                 k = line.find(" via ", c) if c > 0 else -1
                 if k > 0 and line.find(" -> ", c, k) > 0 and k + 5 < len(line):
-                    key = (p, line[c + 3:])
+                    tail = line[c + 3:]
+                    key = (p, tail)
                     e = conns.get(key)
                     if e is None:
                         if len(conns) >= _MAX_CACHE:
                             self.fold_connections()
-                            conns = self.conns
-                        conns[key] = [1, i, i]
+                            conns, hot = self.conns, self.hot
+                            hot_get = hot.get
+                        e = conns[key] = [1, i, i, p]
                     else:
                         e[0] += 1
                         e[2] = i
+                    hot[(prefix, tail)] = e
                     continue
             msg = line[j + 11:].strip()
             if not msg or msg in ignored:
+                self.skip_line(line, p)
                 continue
             pair = (p, msg)
             if pair in seen:
+                self.skip_line(line, p)
                 continue
             before = self.problems
             outcome = self.on_info(i, p, msg)
@@ -423,10 +465,18 @@ class _State:
                 if len(ignored) >= _MAX_CACHE:
                     ignored.clear()
                 ignored.add(msg)
+                self.skip_line(line, p)
             elif outcome == _IDEM and self.problems == before:
                 if len(seen) >= _MAX_CACHE:
                     seen.clear()
                 seen.add(pair)
+                self.skip_line(line, p)
+
+    def skip_line(self, line: str, p: _Proc) -> None:
+        """Remember a line whose handling changed nothing: its repeats are skipped unread."""
+        if len(self.skip) >= _MAX_CACHE:
+            self.skip.clear()
+        self.skip[line] = p
 
     def prefix_proc(self, prefix: str) -> _Proc | bool:
         """The process behind a line prefix (the text before " NCCL INFO "), or False."""
@@ -453,8 +503,8 @@ class _State:
     def fold_connections(self) -> None:
         """Add the connection lines counted by :meth:`feed_lines` to the per-node summaries."""
         items = sorted(self.conns.items(), key=lambda kv: kv[1][1])
-        self.conns = {}
-        for (p, tail), (n, first, last) in items:
+        self.conns, self.hot = {}, {}
+        for (p, tail), (n, first, last, _) in items:
             r = _CONN.match(tail)
             if r is None:
                 self.count_connections(p, tail[tail.find(" via ") + 5:], n, first, last)
@@ -626,12 +676,9 @@ class _State:
             r = _INIT.search(msg)
             if r:
                 self.on_init(i, p, r, msg)
-                return _EVERY if r.group(3) == "COMPLETE" else _IDEM
+                return _EVERY  # every START and COMPLETE is counted
             return _IGNORED
         if msg.startswith("Init timings"):
-            if self.per_comm >= _MAX_PER_COMM:
-                self.over_per_comm(i)
-                return _EVERY
             r = _TIMINGS.match(msg)
             if r:
                 _on_timings(self, i, p, r)
@@ -892,8 +939,7 @@ class _State:
             counts["p2p_per_peer" if per_peer else kind] = int(num)
         if not counts:
             return
-        key = (p.pid, p.dev) + tuple(sorted(counts.items()))
-        self.emit(m.NcclChannels, i, p, key=key, **counts)
+        self.emit_counted(m.NcclChannels, i, p, tuple(sorted(counts.items())), **counts)
 
     def on_connection(self, i: int, p: _Proc, msg: str) -> None:
         """``Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA``: counted, folded later."""
@@ -904,7 +950,7 @@ class _State:
         key = (p, msg[c + 3:])
         e = self.conns.get(key)
         if e is None:
-            self.conns[key] = [1, i, i]
+            self.conns[key] = [1, i, i, p]
         else:
             e[0] += 1
             e[2] = i
@@ -1008,14 +1054,14 @@ class _State:
         except (ValueError, ParseError):
             self.problem(i, "unreadable CPU affinity")
             return
-        self.emit(m.NcclAffinity, i, p, key=(p.pid, gpu, aff), gpu=gpu, affinity=aff,
+        self.emit_counted(m.NcclAffinity, i, p, (aff, gpu_aff, cpu_aff), gpu=gpu, affinity=aff,
                   cpus=cpus[:4096], empty=empty, gpu_affinity=gpu_aff, cpu_affinity=cpu_aff)
 
     def on_gdr_gpu(self, i: int, p: _Proc, r: re.Match) -> None:
         def opt(g: int) -> int | None:
             return int(r.group(g)) if r.group(g) else None
 
-        self.emit(m.NcclGdrGpu, i, p, key=(r.group(2), r.group(3), r.group(1)),
+        self.emit_counted(m.NcclGdrGpu, i, p, (r.group(1), opt(4), opt(5), opt(6)),
                   gpu_bus=r.group(2), hca_index=int(r.group(3)), enabled=r.group(1) == "Enabled",
                   distance=opt(4), max_distance=opt(5), read=opt(6))
 
@@ -1023,13 +1069,12 @@ class _State:
         rank, nranks = int(r.group(1)), int(r.group(2))
         self.note_rank(p, rank, nranks)
         if r.group(3) != "COMPLETE":
-            return
-        if self.over_per_comm(i):
+            self.inits.started(nranks)
             return
         bus = _BUSID.search(msg)
         cid = _COMMID.search(msg)
-        self.emit(m.NcclInitComplete, i, p, comm_rank=rank, nranks=nranks,
-                  bus_id=bus.group(1) if bus else "", comm_id=cid.group(1) if cid else "")
+        self.inits.completed(i, (p.host, p.pid, p.dev, p.node), rank, nranks, bus.group(1) if bus else "",
+                             cid.group(1) if cid else "")
 
     def on_comm(self, i: int, p: _Proc, r: re.Match) -> None:
         def opt(g: int) -> int | None:
@@ -1038,7 +1083,7 @@ class _State:
         rank, nranks = int(r.group(1)), int(r.group(2))
         self.note_rank(p, rank, nranks)
         mn = opt(6)
-        self.emit(m.NcclComm, i, p, key=(p.pid, p.dev, rank, nranks, opt(3)), comm_rank=rank,
+        self.emit_counted(m.NcclComm, i, p, (nranks, opt(3), opt(4), mn), comm_rank=rank,
                   nranks=nranks, nnodes=opt(3), local_ranks=opt(4), local_rank=opt(5),
                   mnnvl=None if mn is None else bool(mn))
 
@@ -1217,10 +1262,9 @@ class _State:
 
     def finish(self) -> None:
         self.fold_connections()
-        if self.per_comm > _MAX_PER_COMM:
-            self.problem(self.per_comm_index, f"{self.per_comm - _MAX_PER_COMM} more per-rank init "
-                                              f"lines (Init COMPLETE, Init timings) than the "
-                                              f"{_MAX_PER_COMM} kept")
+        for cls, index, end, fields, (host, pid, dev, node) in self.inits.entries(self.doc.lineno):
+            fields.update(node=node, pid=pid, cuda_dev=dev)
+            self.pending.append([cls, index, end, fields, (host, pid, dev)])
         for (host, pid), lists in self.devlists.items():
             for family, (i, fields, p, used) in lists.items():
                 if not used:
@@ -1233,17 +1277,32 @@ class _State:
                 node=node, transport=transport, connections=agg["n"], gdr_connections=agg["gdr"],
                 pxn_connections=agg["pxn"], nics=_sorted(agg["nics"]), net_names=sorted(agg["nets"]),
                 modes=sorted(agg["modes"]), processes=len(agg["pids"])), None])
-        for key, (first, last, n, peers, p) in self.channels.items():
+        # one fact per node and NIC use: the processes of a node that use a NIC the same way are
+        # counted, not listed (a 1,024-rank job would otherwise give ten thousand of them)
+        per_node: dict[tuple, list[Any]] = {}
+        for key, (first, last, n, peers, p) in sorted(self.channels.items(), key=lambda kv: kv[1][0]):
             _, _, _, direction, transport, nic, proxy, gdr, shared = key
             family = transport.split("/", 1)[1] if "/" in transport else transport
             family = "IB" if family.startswith("IB") else family
             names = self.nic_names.get((p.host, p.pid, family)) or self.nic_names.get((p.host, None, family), {})
             name = names.get(nic, "")
+            nkey = (p.node, direction, transport, nic, name, proxy, gdr, shared)
+            agg = per_node.get(nkey)
+            if agg is None:
+                per_node[nkey] = [first, last, n, set(peers), 1, p]
+                continue
+            agg[1] = max(agg[1], last)
+            agg[2] += n
+            if len(agg[3]) < 4096:
+                agg[3].update(peers)
+            agg[4] += 1
+        for (node, direction, transport, nic, name, proxy, gdr, shared), (first, last, n, peers, procs, p) \
+                in per_node.items():
             ranks = sorted(peers)
             self.pending.append([m.NcclChannel, first, last, dict(
-                node=p.node, pid=p.pid, cuda_dev=p.dev, direction=direction, transport=transport,
+                node=node, pid=p.pid, cuda_dev=p.dev, direction=direction, transport=transport,
                 nic=nic, nic_name=name, proxy_rank=proxy, gdr=gdr, shared=shared, connections=n,
-                peers=len(ranks), peer_ranks=ranks[:_MAX_LIST]), (p.host, p.pid, p.dev)])
+                peers=len(ranks), peer_ranks=ranks[:_MAX_LIST], processes=procs), (p.host, p.pid, p.dev)])
         if self.channel_overflow:
             self.problem(None, f"{self.channel_overflow} network connection lines past the "
                                f"{_MAX_CHANNEL_FACTS} per-process NIC summaries kept")
@@ -1280,7 +1339,7 @@ def _on_bootstrap(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_nvls(st: _State, i: int, p: _Proc, r: re.Match) -> None:
-    st.emit(m.NcclNvls, i, p, key=(p.pid, r.group(2)), available=not r.group(1), dev=int(r.group(2)))
+    st.emit_counted(m.NcclNvls, i, p, (not r.group(1),), available=not r.group(1), dev=int(r.group(2)))
 
 
 def _on_mnnvl(st: _State, i: int, p: _Proc, r: re.Match) -> None:
@@ -1301,11 +1360,9 @@ def _on_pattern(st: _State, i: int, p: _Proc, r: re.Match) -> None:
 
 
 def _on_timings(st: _State, i: int, p: _Proc, r: re.Match) -> None:
-    if st.over_per_comm(i):
-        return
     parts = {k: float(v) for k, v in _TIMING_PART.findall(r.group(4) or "") if k in _TIMING_FIELDS}
-    st.emit(m.NcclInitTimings, i, p, comm_rank=int(r.group(1)), nranks=int(r.group(2)),
-            total=float(r.group(3)), **parts)
+    st.inits.timed(i, (p.host, p.pid, p.dev, p.node), int(r.group(1)), int(r.group(2)),
+                   float(r.group(3)), parts)
 
 
 def _on_cc(st: _State, i: int, p: _Proc, r: re.Match) -> None:

@@ -68,11 +68,18 @@ def test_info_log_ib_gdr_nvls():
         "18000", 0, True, 3, 4, 1)
     comm = one(ctx, "nccl.comm")
     assert (comm.nranks, comm.nnodes, comm.local_ranks, comm.mnnvl) == (16, 2, 8, False)
-    done = of_type(ctx, "nccl.init_complete")
-    assert [(f.node, f.rank, f.comm_rank, f.nranks, f.bus_id) for f in done] == [
-        ("gpu-h100-017", 0, 0, 16, "18000"), ("gpu-h100-018", 15, 15, 16, "db000")]
+    # two ranks on two hosts of one 16-rank communicator: one counted summary, the first's identity
+    done = one(ctx, "nccl.init_complete")
+    assert (done.node, done.rank, done.comm_rank, done.nranks, done.bus_id) == ("gpu-h100-017", 0, 0, 16, "18000")
+    assert (done.count, done.started, done.nodes, done.comms) == (2, 2, 2, 1)
+    assert (done.source.line, done.source.end_line) == (72, 74)
+    # the slower rank (2.31 s) carries the count; the other stays a fact of its own
     timing = one(ctx, "nccl.init_timings", rank=0)
     assert (timing.total, timing.connections, timing.topo) == (2.31, 0.84, 0.66)
+    assert (timing.count, timing.median_total, timing.min_total) == (2, 2.305, 2.3)
+    assert (timing.source.line, timing.first_line) == (73, 73)
+    other = one(ctx, "nccl.init_timings", rank=15)
+    assert (other.total, other.count, other.median_total, other.source.line) == (2.3, 1, None, 75)
     plugins = {(p.kind, p.loaded) for p in of_type(ctx, "nccl.plugin")}
     assert plugins == {("net", False), ("profiler", False), ("tuner", False)}
     assert one(ctx, "nccl.cuda_driver", node="gpu-h100-017").version == "12.6"

@@ -225,8 +225,9 @@ def test_ece_and_algo_lines_are_counted_not_kept():
     assert elapsed < 5
 
 
-def test_many_ranks_channel_facts_stay_per_process():
-    # 1,024 ranks x 32 channels x send+receive: ~65k lines, one nccl.channel per rank and direction
+def test_many_ranks_channel_facts_per_node_and_nic():
+    # 1,024 ranks x 32 channels x send+receive: ~65k lines; each GPU of a node on its own NIC, so
+    # one nccl.channel per node, NIC and direction (one process each)
     lines = []
     for r in range(1024):
         host, dev = f"n{r // 8:03d}", r % 8
@@ -239,6 +240,7 @@ def test_many_ranks_channel_facts_stay_per_process():
     chans = of_type(ctx, "nccl.channel")
     assert len(chans) == 2048
     assert {c.connections for c in chans} == {32} and {c.peers for c in chans} == {1}
+    assert {c.processes for c in chans} == {1}
     assert sum(t.connections for t in of_type(ctx, "nccl.transport_summary")) == 65_536
 
 

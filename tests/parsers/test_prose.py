@@ -884,6 +884,9 @@ def test_list_values_keep_their_commas(text, name, value):
     "The loss becomes NaN after a few steps, but only when I use multiple GPUs.",
     "I have nan in losses after few iterations. It happens only when I use multiple GPUs.",
     "Training gives wrong results with 4 GPUs. A single GPU works fine.",
+    # the predicate after the data, and "the other cards" for the GPUs
+    "GPUs 0 and 1 sit on the bridge and agree, but the received data across the other cards is all wrong.",
+    "The all_reduce results between the two GPUs are incorrect whenever NVLink is not used.",
 ])
 def test_wrong_data_between_gpus_as_users_write_it(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -896,6 +899,9 @@ def test_wrong_data_between_gpus_as_users_write_it(text):
     "The copy from one GPU to another is correct, no corruption.",
     "We moved the data from one GPU to another to balance memory.",
     "Wrong results? No, the values match on every GPU.",
+    "The results between the two GPUs are not wrong; our evaluation script was.",
+    "The data from the loader is wrong on a single GPU too, so it is our preprocessing.",
+    "The results are all incorrect, even on CPU.",
 ])
 def test_wrong_data_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]

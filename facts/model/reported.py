@@ -155,8 +155,10 @@ class ReportedSymptom(_Reported):
     #: when one named node takes part: "any job that includes gpu-07 fails"), 'nccl-below-raw-rdma'
     #: (NCCL's bandwidth across the fabric low while a raw RDMA test on the same ports is fine),
     #: 'shards-on-one-gpu' (a job split across GPUs puts everything on one GPU, the others stay empty),
-    #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes)
-    kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
+    #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes),
+    #: 'vm-only' (the job said to do well on bare metal, the ticket about it in a VM),
+    #: 'vm-topology-asked' (NCCL's topology inside a VM named as what the ticket is about)
+    kind: Literal["vm-only", "vm-topology-asked", "one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
                   "cpu-stage-slower-per-process"]

@@ -1247,3 +1247,53 @@ def test_a_bare_number_before_model_and_machine_counts_machines(text):
 ])
 def test_gpu_counts_next_to_machine_words_stay(text, count):
     assert _gpu_counts(text) == [count]
+
+
+# -- the job fine on bare metal, the ticket about a VM; NCCL's topology in a VM as the subject ---
+
+@pytest.mark.parametrize("text", [
+    "# NCCL in our KVM guests\n\nOn bare metal all_reduce_perf worked well and had expected performance.\n",
+    "Now the job runs in one VM per host.\nOn the bare-metal hosts the same job runs fine.\n",
+    # a hard-wrapped paragraph: the statement cut by a line break
+    "The GPUs now live in virtual machines.\nWith the nodes on bare metal,\nnccl-tests gives the expected bandwidth.\n",
+])
+def test_fine_on_bare_metal_with_a_vm_is_vm_only(text):
+    facts = facts_of(text)
+    kinds = [f.kind for f in facts if f.fact_type == "reported.symptom"]
+    assert "vm-only" in kinds, kinds
+    roles = [f.role for f in facts if f.fact_type == "platform.virtualization"]
+    assert roles == ["guest"], roles  # bare metal is the reference, the guest the ticket's machine
+
+
+@pytest.mark.parametrize("text", [
+    # no VM anywhere: bare metal is all there is
+    "On bare metal all_reduce_perf worked well and had expected performance.\n",
+    # bare metal is the slow one
+    "On bare metal all_reduce_perf is slower than in the VM.\n",
+    "It does not run fine on bare metal either; we also tried a VM.\n",
+    # a container on the host, not a VM
+    "On bare metal the job runs fine. Inside docker on the same host it runs in a VM-free setup at half speed.\n",
+])
+def test_fine_on_bare_metal_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-only" not in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "# NCCL topology on the VM of H200\n",
+    "How should NCCL see the PCIe topology in our VMs?\n",
+    "Do we need a topology file for the guest so that NCCL pairs GPUs and NICs?\n",
+])
+def test_vm_topology_asked(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-asked" in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "This is not about the NCCL topology in the VM, the GPUs are on bare metal.\n",
+    "We keep the network topology of the VM hosts in a spreadsheet.\n",  # no device of NCCL's named
+    "The topology on the bare-metal H100 node is fine.\n",  # no VM
+])
+def test_vm_topology_asked_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-asked" not in kinds, kinds

@@ -379,7 +379,13 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"\s{1,3}(?:\w{1,12}\s{1,3})?(?:expected|normal|reasonable|by\s{1,3}design|intended)\b(?!\s{1,3}to\b)|"
                                  r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?|"
                                  # "Am I missing anything?", "what are we missing?": whether more is to be had at all
-                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b", re.I)),
+                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b|"
+                                 # how another system or path reaches a higher figure: "What do third-party devices do
+                                 # differently that they can achieve better performance?", "how does X get higher bandwidth?"
+                                 r"\b(?:what|how)\s{1,3}(?:do|does|did)\s{1,3}(?:[\w'’-]{1,20}\s{1,3}){1,5}?(?:do\s{1,3})?differently\b[^.?!]{0,120}?"
+                                 r"\b(?:better|higher|faster|more)\s{1,3}(?:performance|bandwidth|throughput|speed|BW)\b[^.?!]{0,60}\?|"
+                                 r"\b(?:how|why)\s{1,3}(?:do|does|did|can|could|is|are)\s{1,3}(?:[\w'’-]{1,20}\s{1,3}){1,5}?(?:able\s{1,3}to\s{1,3})?"
+                                 r"(?:achieve|get|reach|hit)\s{1,3}(?:a\s{1,3}|much\s{1,3})?(?:better|higher|more)\s{1,3}(?:performance|bandwidth|throughput|BW)\b[^.?!]{0,60}\?", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
 #: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs

@@ -633,6 +633,9 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("According to the docs, DeepSpeed gets 88 % scaling efficiency on this model.", "below-peak", ""),
     ("Am I missing anything? Or do others see the same?", "asks-expected", ""),
     ("What are we missing in the setup?", "asks-expected", ""),
+    # another system's or path's higher figure, and how it is reached
+    ("What do third-party NICs do differently that they can achieve better performance with GPUDirect RDMA?", "asks-expected", ""),
+    ("How does the storage vendor's DMA engine achieve higher bandwidth than cudaMemcpy over the same link?", "asks-expected", ""),
     ("Why did the mlx5_6/mlx5_7 pair come out better bandwidth than mlx5_0/mlx5_1 pair?", "device-set-dependent", ""),
     ("GPUs 4-7 get much lower busbw than GPUs 0-3 on the same box.", "device-set-dependent", ""),
     ("The bandwidth depends on which GPU/NIC pair we use.", "device-set-dependent", ""),
@@ -666,6 +669,9 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("In the README we reach 91% scaling efficiency with the new launcher.", "below-peak"),
     ("The README says to use 4 workers per GPU.", "below-peak"),
     ("I was missing the NCCL_IB_HCA setting, now it runs.", "asks-expected"),
+    ("What do you do differently in the new installer?", "asks-expected"),  # no figure asked about
+    ("That is how NCCL achieves higher bandwidth: it uses more channels.", "asks-expected"),  # an answer, not a question
+    ("We did it differently and got better performance.", "asks-expected"),  # a statement
     ("GPU 0 runs hotter than GPU 1 under load.", "device-set-dependent"),
     ("GPU 3 has more memory in use than GPU 2.", "device-set-dependent"),
     ("mlx5_0 is much faster than our old Ethernet.", "device-set-dependent"),

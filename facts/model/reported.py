@@ -160,7 +160,9 @@ class ReportedSymptom(_Reported):
     #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes),
     #: 'retry-exceeded-mid-run' (NCCL's error 12, IB transport retries exceeded, said to come a while
     #: into a run that worked: "the training hangs at some point with an error 12 message")
-    kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
+    #: 'vm-only' (the job said to do well on bare metal, the ticket about it in a VM),
+    #: 'vm-topology-asked' (NCCL's topology inside a VM named as what the ticket is about)
+    kind: Literal["vm-only", "vm-topology-asked", "one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
                   "cpu-stage-slower-per-process", "retry-exceeded-mid-run"]

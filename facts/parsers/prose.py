@@ -156,6 +156,7 @@ _ASIDE = lazyre.compile(r"\b(?:unlike|before|previous(?:ly)?|used to|instead of|
                     r"old|older|former|formerly|migrat\w*|moved from|upgraded from|switched from|replac\w*|other)\b", re.I)
 _NEGATION = lazyre.compile(r"\b(?:not|no|never|without|outside(?: of)?|isn't|aren't|don't|doesn't|nor)\s{1,3}(?:\w+\s{1,3}){0,3}$", re.I)
 
+_CONTEXTS_VM = re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")
 _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("kubernetes", "container", re.compile(r"\b(?:kubernetes|k8s|GKE|EKS|AKS|kubeflow|pods?)\b", re.I)),
     ("pyxis", "container", re.compile(r"\b(?:pyxis|--container-image)\b", re.I)),
@@ -164,7 +165,7 @@ _CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("podman", "container", re.compile(r"\bpodman\b", re.I)),
     ("docker", "container", re.compile(r"\b(?:docker|containers?|containeri[sz]ed)\b", re.I)),
     ("slurm", "scheduler", re.compile(r"\b(?:slurm|srun|sbatch|salloc)\b", re.I)),
-    ("vm", "guest", re.compile(r"\b(?:VMs?|virtual machines?|KVM|hypervisor|guest OS|vSphere|ESXi)\b")),
+    ("vm", "guest", _CONTEXTS_VM),
     ("bare-metal", "bare-metal", re.compile(r"\bbare[\s-]?metal\b", re.I)),
     # "installed CUDA and pytorch on the host directly", "natively on the host", "outside of docker"
     ("host", "bare-metal", re.compile(r"\b(?:(?:directly|natively)\s{1,3}on\s{1,3}the\s{1,3}host|on\s{1,3}the\s{1,3}host\s{1,3}(?:directly|natively|itself)|"
@@ -187,6 +188,11 @@ _PROVIDERS: list[tuple[str, re.Pattern[str]]] = [
 _RUNS = lazyre.compile(r"\b(?:run|runs|running|ran|launch\w*|deploy\w*|inside|in|on|within|under|via|using|uses|use|with|"
                    r"pass(?:ed|es|ing)?[\s-]{1,3}through|passthrough)\b", re.I)
 
+#: the job said to do well on bare metal: "worked well and had expected performance on the
+#: baremetal system", "on bare metal we get the full bandwidth"; the reference a VM ticket is held to
+_FINE_THERE = lazyre.compile(r"\b(?:(?:works?|worked|working|runs?|ran|performs?|performed)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:well|fine|great|normally|as\s{1,3}expected)|"
+                         r"expected\s{1,3}(?:performance|bandwidth|speed|numbers|results?)|full\s{1,3}(?:bandwidth|speed|line\s{1,3}rate)|"
+                         r"(?:is|are|was|were|looks?|looked)\s{1,3}(?:all\s{1,3})?(?:fine|good|normal|as\s{1,3}expected))\b", re.I)
 #: "down" is slower ("throughput is down 20%"), not a process stopped ("the process is taken down",
 #: "the node went down", "shut down"): a failure, which is no before/after of speed
 _SLOWER = lazyre.compile(r"\b(?:slower|slowdown|slow|drop(?:s|ped)?|regress\w*|degrad\w*|lower|worse|halved|decreas\w*|reduc\w*|fell|"
@@ -240,11 +246,14 @@ _RAW_FINE = (r"\b(?:raw\s{1,3}(?:IB|RDMA|verbs|InfiniBand|RoCE)\s{1,3}(?:bandwid
              r"RDMA\s{1,3}(?:bandwidth\s{1,3})?tests?)\b[^.;!?]{0,60}?\b(?:looks?|is|are|was|were|seems?|gives?|shows?|reach\w{0,2}|gets?)\s{1,3}"
              r"(?:\w+\s{1,3})?(?:fine|good|ok|okay|normal|as\s{1,3}expected|full|line[\s-]rate)\b")
 
-#: what goes wrong, as users say it (each linear); checked per sentence, outside code
+#: the devices whose layout NCCL reads, or NCCL itself
+_DEVICE_WORD = lazyre.compile(r"\b(?:NCCL\w{0,10}|PCIe?|GPUs?|NICs?|HCAs?|NUMA|NVLink|H\d{2,3}|A\d{2,3})\b", re.I)
+
 #: several GPUs named as one side of a comparison ("multi-GPU", "multiple GPU's", "4 GPUs", "two cards")
 _MANY_GPUS = (r"(?:multi[- ]?gpus?|multiple\s{1,3}gpu'?s?|more\s{1,3}gpus|"
               r"(?:\d{1,2}|two|three|four|eight|several)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:gpu'?s?|cards?|devices?))")
 
+#: what goes wrong, as users say it (each linear); checked per sentence, outside code
 _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
     # "stuck at 187 GB/s", "stuck near one port's speed" is a plateau, not a hang
     ("hang", re.compile(r"\b(?:hangs?|hung|hanging|deadlock\w{0,4}|stuck(?!\s{1,3}(?:at|near|around|below|under)\b)|freez\w{0,3}|froze|spin\w{0,4}(?: \w{1,12}){0,4} forever|"
@@ -291,6 +300,11 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                     r"(?:(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)|differs|(?:does|do)(?:n't|\s{1,3}not)\s{1,3}(?:match|mirror|reflect)|"
                                     r"(?:has|shows?)\s{1,3}no\s{1,3}(?:\w+\s{1,3}){0,2}?(?:hierarch\w{1,4}|switch\w{0,3}|structure|levels?))|"
                                     r"\btopo\w{0,6}\s{1,3}(?:of|in|inside)\s{1,3}(?:my|the|our)?\s{0,3}(?:VM|guest|virtual\s{1,3}machine)s?\s{1,3}(?:is|looks|seems)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:different|flat)\b", re.I)),
+    # NCCL's topology inside a VM named as the subject: "NCCL topology on the VM of H200", "how
+    # should NCCL see the topology in our VMs?", "a topology file for the guest"
+    ("vm-topology-asked", re.compile(r"\b(?:topolog\w{0,3}|topo\s{1,3}(?:files?|dumps?|xml)|NCCL_TOPO_FILE)\s{1,3}(?:[\w-]{1,12}\s{1,3}){0,8}?(?:on|in|inside|within|for|of)\s{1,3}"
+                                     r"(?:the\s{1,3}|a\s{1,3}|our\s{1,3}|my\s{1,3}|each\s{1,3})?(?:[\w-]{1,12}\s{1,3})?(?:(?-i:VMs?)|guests?|virtual\s{1,3}machines?)\b|"
+                                     r"\b(?:(?-i:VMs?)|guest|virtual\s{1,3}machines?)(?:'s)?\s{1,3}(?:NCCL\s{1,3}|PCIe?\s{1,3})?topolog\w{0,3}\b", re.I)),
     ("gpus-hidden", re.compile(r"\b(?:(?:only|just)\s{1,3}(?:see|sees|saw|shows?|visible)\s{1,3}(?:the\s{1,3})?(?:only\s{1,3})?(?:one|1|a single|its own|the allocated)\s{1,3}(?:\w+\s{1,3}){0,3}?GPUs?|"
                                r"(?:can't|cannot|can not|doesn't|does not|don't)\s{1,3}see\s{1,3}(?:the\s{1,3})?other\s{1,3}GPUs?)\b", re.I)),
     ("one-core", re.compile(r"\b(?:(?:use|uses|using|run|runs|running|pinned to|bound to|restricted to|limited to|stuck on)\s{1,3}only\s{1,3}(?:one|1|a single)\s{1,3}(?:physical\s{1,3})?(?:core|cpu)|"
@@ -386,7 +400,13 @@ _SYMPTOMS: list[tuple[str, re.Pattern[str]]] = [
                                  r"\s{1,3}(?:\w{1,12}\s{1,3})?(?:expected|normal|reasonable|by\s{1,3}design|intended)\b(?!\s{1,3}to\b)|"
                                  r"\bor\s{1,3}(?:is\s{1,3}(?:it|this)\s{1,3})?(?:expected|normal|by\s{1,3}design)(?:\s{1,3}behaviou?r)?\s{0,2}\?|"
                                  # "Am I missing anything?", "what are we missing?": whether more is to be had at all
-                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b", re.I)),
+                                 r"\b(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\s{1,3}(?:any|some)thing\b|\bwhat\s{1,3}(?:am\s{1,3}I|are\s{1,3}we)\s{1,3}missing\b|"
+                                 # how another system or path reaches a higher figure: "What do third-party devices do
+                                 # differently that they can achieve better performance?", "how does X get higher bandwidth?"
+                                 r"\b(?:what|how)\s{1,3}(?:do|does|did)\s{1,3}(?:[\w'’-]{1,20}\s{1,3}){1,5}?(?:do\s{1,3})?differently\b[^.?!]{0,120}?"
+                                 r"\b(?:better|higher|faster|more)\s{1,3}(?:performance|bandwidth|throughput|speed|BW)\b[^.?!]{0,60}\?|"
+                                 r"\b(?:how|why)\s{1,3}(?:do|does|did|can|could|is|are)\s{1,3}(?:[\w'’-]{1,20}\s{1,3}){1,5}?(?:able\s{1,3}to\s{1,3})?"
+                                 r"(?:achieve|get|reach|hit)\s{1,3}(?:a\s{1,3}|much\s{1,3})?(?:better|higher|more)\s{1,3}(?:performance|bandwidth|throughput|BW)\b[^.?!]{0,60}\?", re.I)),
 ]
 #: RDMA NICs bonded into one device (RoCE LAG): "mlx5_bond_0", "our bonded RoCE NICs", "bonding
 #: network"; needs an RDMA word in the sentence unless a bond device is named (a bond0 of host NICs
@@ -577,6 +597,8 @@ class _Reader:
         self.g: Gazetteers = gazetteers()
         self.seen: set[tuple[Any, ...]] = set()
         self.roles: dict[str, tuple[int, str, str]] = {}
+        #: a sentence saying the job does well on bare metal and naming no VM itself
+        self.fine_on_metal: tuple[int, str] | None = None
         self.gpu_models: list[tuple[int, str, int | None]] = []
         #: model -> the form factor the text gives it where that is not the model's usual one
         self.gpu_forms: dict[str, str] = {}
@@ -644,6 +666,7 @@ class _Reader:
             self.inventory(index, sentence)
             self.change(index, sentence)
             self.works_elsewhere(index, sentence)
+            self.fine_on_bare_metal(index, sentence)
             self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
@@ -950,6 +973,19 @@ class _Reader:
                          factor=factor, percent=percent, implied_by=f"{component} {frm} -> {to}",
                          text=_cut(sentence))
 
+    def fine_on_bare_metal(self, index: int, sentence: str) -> None:
+        """Remember a sentence saying the job does well on bare metal and naming no VM itself
+        ("worked well and had expected performance on the baremetal system"); with a VM named
+        elsewhere in the ticket, finish() makes it the reference of a VM-only complaint."""
+        if self.fine_on_metal is not None or _CONTEXTS_VM.search(sentence) or _SLOWER.search(sentence):
+            return
+        metal = next((m for platform, role, pat in _CONTEXTS if role == "bare-metal" and platform != "workstation"
+                      for m in [pat.search(sentence)] if m), None)
+        fine = _FINE_THERE.search(sentence)
+        if metal and fine and not _NEGATION.search(sentence[:metal.start()]) \
+                and not _NEGATION.search(sentence[:fine.start()]):
+            self.fine_on_metal = (index, sentence)
+
     def works_elsewhere(self, index: int, sentence: str) -> None:
         """A ticket that says the job works with another software stack (an older container, the
         image's or AMI's own PyTorch) on the same hosts compares two runs that share the hardware:
@@ -1024,6 +1060,7 @@ class _Reader:
             self.workload(index, sentence)
             self.change(index, sentence)
             self.works_elsewhere(index, sentence)
+            self.fine_on_bare_metal(index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_fabric.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
@@ -1078,6 +1115,8 @@ class _Reader:
             m = pat.search(sentence)
             if m is None or (kind not in ("rdma-not-used", "gdr-not-used", "asks-gdr", "gpus-hidden") and _NEGATION.search(sentence[:m.start()])):
                 continue
+            if kind == "vm-topology-asked" and not _DEVICE_WORD.search(sentence):
+                continue  # "a topology for each VM in the inventory" is not the devices' layout
             if kind == "one-node" and not _PROBLEM.search(sentence):
                 continue  # "every job that includes gpu-07 runs" says nothing went wrong
             if kind == "error" and _RAW_ERROR.search(sentence):
@@ -1177,12 +1216,20 @@ class _Reader:
     def finish(self) -> None:
         from clusterdx.facts.model.gpu import GpuSummary
         from clusterdx.facts.model.platform import Virtualization
+        from clusterdx.facts.model.reported import ReportedSymptom
 
         self.gpu.finish(self)
 
         self.cloud_shape()
         self.bisect_change()
         roles = dict(self.roles)
+        if self.fine_on_metal and "guest" in roles and "container" not in roles:
+            # "fine on bare metal" beside a VM named elsewhere: bare metal is the reference, the
+            # ticket's machine is the guest
+            index, sentence = self.fine_on_metal
+            self.add(ReportedSymptom, index, ("symptom", "vm-only", ""), kind="vm-only", where="",
+                     text=_cut(sentence + " / " + roles["guest"][2]))
+            roles.pop("bare-metal", None)
         if set(roles) == {"container", "guest"}:
             # a container on a cloud instance or in a VM ("p4d + docker") is both: the container
             # is what the job sees, as platform.virtualization says it (container wins over guest)

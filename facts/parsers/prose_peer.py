@@ -3,8 +3,8 @@
 Wrong data that only GPU-to-GPU traffic produces: "moving a tensor from one GPU to another results
 in data corruption", "x.to(1) returns zeros on the other GPU", "NaN loss, only when I use multiple
 GPUs", "garbage values after a peer-to-peer copy". A word for wrong values (NaN, inf, corrupt,
-garbage, zeros, wrong or incorrect results) must sit in the same sentence as a copy between GPUs
-(from one GPU to another, GPU-to-GPU, peer-to-peer, P2P, between the GPUs), or, for a value that
+garbage, zeros, wrong or incorrect results, or "the data ... is all incorrect") must sit in the same sentence as a copy between GPUs
+(from one GPU to another, GPU-to-GPU, peer-to-peer, P2P, between the GPUs or the other cards), or, for a value that
 many bugs produce (NaN, inf, wrong results), next to a statement that only several GPUs show it
 ("only when I use multiple GPUs", "a single GPU works fine"); that statement may be the next
 sentence of the same paragraph. It becomes a ``reported.symptom`` ``multi-gpu-wrong-data``.
@@ -62,10 +62,14 @@ Tensorflow getting slower and slower.
 
 #: values that only a broken copy gives (zeros, garbage, corruption) and values many bugs give
 _CORRUPT = lazyre.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
-_BAD_VALUE = lazyre.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?))\b", re.I)
+_BAD_VALUE = lazyre.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?)|"
+                            # the same said the other way round: "the data between other GPUs is all incorrect"
+                            r"(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?)\s{1,3}(?:[\w,-]{1,12}\s{1,3}){0,6}?"
+                            r"(?:is|are|was|were|comes?\s{1,3}out|came\s{1,3}out|looks?|seems?)\s{1,3}(?:all\s{1,3}|completely\s{1,3}|totally\s{1,3}|always\s{1,3})?"
+                            r"(?:wrong|incorrect|invalid|bogus))\b", re.I)
 #: a copy or transfer between two GPUs
 _BETWEEN_GPUS = lazyre.compile(r"\b(?:(?:from\s{1,3})?(?:one|a)\s{1,3}GPU\s{1,3}to\s{1,3}(?:another|the\s{1,3}other|a\s{1,3}second)|"
-                           r"GPU[\s-]{0,3}to[\s-]{0,3}GPU|peer[\s-]to[\s-]peer|P2P|(?:between|across)\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3})?GPUs|"
+                           r"GPU[\s-]{0,3}to[\s-]{0,3}GPU|peer[\s-]to[\s-]peer|P2P|(?:between|across)\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3}|other\s{1,3}|remaining\s{1,3}|different\s{1,3}|all\s{1,3}(?:the\s{1,3})?)?(?:GPUs|cards)|"
                            r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d|"
                            r"(?:GPU|device)\s{0,2}\d{1,2}\s{1,3}(?:to|->|and)\s{1,3}(?:GPU|device)\s{0,2}\d{1,2}|cudaMemcpyPeer\w{0,5})\b", re.I)
 #: only several GPUs show it: "only when I use multiple GPUs", "single GPU training is fine"

@@ -633,6 +633,9 @@ def test_a_plain_log_gets_no_reported_facts_from_its_own_lines():
     ("According to the docs, DeepSpeed gets 88 % scaling efficiency on this model.", "below-peak", ""),
     ("Am I missing anything? Or do others see the same?", "asks-expected", ""),
     ("What are we missing in the setup?", "asks-expected", ""),
+    # another system's or path's higher figure, and how it is reached
+    ("What do third-party NICs do differently that they can achieve better performance with GPUDirect RDMA?", "asks-expected", ""),
+    ("How does the storage vendor's DMA engine achieve higher bandwidth than cudaMemcpy over the same link?", "asks-expected", ""),
     ("Why did the mlx5_6/mlx5_7 pair come out better bandwidth than mlx5_0/mlx5_1 pair?", "device-set-dependent", ""),
     ("GPUs 4-7 get much lower busbw than GPUs 0-3 on the same box.", "device-set-dependent", ""),
     ("The bandwidth depends on which GPU/NIC pair we use.", "device-set-dependent", ""),
@@ -666,6 +669,9 @@ def test_symptoms_as_users_write_them(text, kind, where):
     ("In the README we reach 91% scaling efficiency with the new launcher.", "below-peak"),
     ("The README says to use 4 workers per GPU.", "below-peak"),
     ("I was missing the NCCL_IB_HCA setting, now it runs.", "asks-expected"),
+    ("What do you do differently in the new installer?", "asks-expected"),  # no figure asked about
+    ("That is how NCCL achieves higher bandwidth: it uses more channels.", "asks-expected"),  # an answer, not a question
+    ("We did it differently and got better performance.", "asks-expected"),  # a statement
     ("GPU 0 runs hotter than GPU 1 under load.", "device-set-dependent"),
     ("GPU 3 has more memory in use than GPU 2.", "device-set-dependent"),
     ("mlx5_0 is much faster than our old Ethernet.", "device-set-dependent"),
@@ -884,6 +890,9 @@ def test_list_values_keep_their_commas(text, name, value):
     "The loss becomes NaN after a few steps, but only when I use multiple GPUs.",
     "I have nan in losses after few iterations. It happens only when I use multiple GPUs.",
     "Training gives wrong results with 4 GPUs. A single GPU works fine.",
+    # the predicate after the data, and "the other cards" for the GPUs
+    "GPUs 0 and 1 sit on the bridge and agree, but the received data across the other cards is all wrong.",
+    "The all_reduce results between the two GPUs are incorrect whenever NVLink is not used.",
 ])
 def test_wrong_data_between_gpus_as_users_write_it(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -896,6 +905,9 @@ def test_wrong_data_between_gpus_as_users_write_it(text):
     "The copy from one GPU to another is correct, no corruption.",
     "We moved the data from one GPU to another to balance memory.",
     "Wrong results? No, the values match on every GPU.",
+    "The results between the two GPUs are not wrong; our evaluation script was.",
+    "The data from the loader is wrong on a single GPU too, so it is our preprocessing.",
+    "The results are all incorrect, even on CPU.",
 ])
 def test_wrong_data_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -1375,3 +1387,53 @@ def test_multi_gpu_slower_as_titles_word_it(text):
 ])
 def test_multi_gpu_slower_lookalikes(text):
     assert "multi-gpu-slower" not in _symptom_kinds(text)
+
+
+# -- the job fine on bare metal, the ticket about a VM; NCCL's topology in a VM as the subject ---
+
+@pytest.mark.parametrize("text", [
+    "# NCCL in our KVM guests\n\nOn bare metal all_reduce_perf worked well and had expected performance.\n",
+    "Now the job runs in one VM per host.\nOn the bare-metal hosts the same job runs fine.\n",
+    # a hard-wrapped paragraph: the statement cut by a line break
+    "The GPUs now live in virtual machines.\nWith the nodes on bare metal,\nnccl-tests gives the expected bandwidth.\n",
+])
+def test_fine_on_bare_metal_with_a_vm_is_vm_only(text):
+    facts = facts_of(text)
+    kinds = [f.kind for f in facts if f.fact_type == "reported.symptom"]
+    assert "vm-only" in kinds, kinds
+    roles = [f.role for f in facts if f.fact_type == "platform.virtualization"]
+    assert roles == ["guest"], roles  # bare metal is the reference, the guest the ticket's machine
+
+
+@pytest.mark.parametrize("text", [
+    # no VM anywhere: bare metal is all there is
+    "On bare metal all_reduce_perf worked well and had expected performance.\n",
+    # bare metal is the slow one
+    "On bare metal all_reduce_perf is slower than in the VM.\n",
+    "It does not run fine on bare metal either; we also tried a VM.\n",
+    # a container on the host, not a VM
+    "On bare metal the job runs fine. Inside docker on the same host it runs in a VM-free setup at half speed.\n",
+])
+def test_fine_on_bare_metal_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-only" not in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "# NCCL topology on the VM of H200\n",
+    "How should NCCL see the PCIe topology in our VMs?\n",
+    "Do we need a topology file for the guest so that NCCL pairs GPUs and NICs?\n",
+])
+def test_vm_topology_asked(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-asked" in kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "This is not about the NCCL topology in the VM, the GPUs are on bare metal.\n",
+    "We keep the network topology of the VM hosts in a spreadsheet.\n",  # no device of NCCL's named
+    "The topology on the bare-metal H100 node is fine.\n",  # no VM
+])
+def test_vm_topology_asked_lookalikes(text):
+    kinds = [f.kind for f in facts_of(text) if f.fact_type == "reported.symptom"]
+    assert "vm-topology-asked" not in kinds, kinds

@@ -75,7 +75,7 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_ethernet, prose_gpu, prose_launcher, prose_peer
+from clusterdx.facts.parsers import prose_cloud, prose_cpu, prose_ethernet, prose_gpu, prose_launcher, prose_load, prose_peer
 
 
 SAMPLE = """\
@@ -579,6 +579,7 @@ class _Reader:
         self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
                                   key=lambda t: -len(t[0]))
         self.gpu = prose_gpu.GpuState()
+        self.load = prose_load.LoadState()
         self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
         self._nic_re = self._alternation([n for n, _ in self._nic_names])
         self._inst_re = self._alternation([n for n, _ in self._inst_names])
@@ -632,6 +633,7 @@ class _Reader:
             self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
+            self.load.sentence(index, sentence)
             prose_cpu.sentence(self, index, sentence)
             prose_ethernet.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
@@ -1163,6 +1165,7 @@ class _Reader:
         from clusterdx.facts.model.platform import Virtualization
 
         self.gpu.finish(self)
+        self.load.finish(self)
 
         self.cloud_shape()
         self.bisect_change()

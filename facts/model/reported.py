@@ -156,11 +156,13 @@ class ReportedSymptom(_Reported):
     #: (NCCL's bandwidth across the fabric low while a raw RDMA test on the same ports is fine),
     #: 'shards-on-one-gpu' (a job split across GPUs puts everything on one GPU, the others stay empty),
     #: 'cpu-stage-slower-per-process' (a CPU-side stage of the step slower in each of several processes),
-    #: 'gpu-idle-cpu-saturated' (the GPUs said idle while the host's CPU is said to be at 100%)
+    #: 'gpu-idle-cpu-saturated' (the GPUs said idle while the host's CPU is said to be at 100%),
+    #: 'gpu-busy-low-power' (the GPUs said fully utilised while drawing little power)
     kind: Literal["one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
-                  "cpu-stage-slower-per-process", "gpu-idle-cpu-saturated"]
+                  "cpu-stage-slower-per-process", "gpu-idle-cpu-saturated",
+                  "gpu-busy-low-power"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

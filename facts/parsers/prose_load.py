@@ -1,4 +1,7 @@
-"""prose_load - GPUs said to sit idle while the host's CPU is said to be saturated (part of the prose reader)
+"""prose_load - what the user says about GPU and CPU load (part of the prose reader)
+
+GPUs said to sit idle while the host's CPU is said to be saturated, and GPUs said to be fully
+utilised at low power.
 
 "I see GPU utilization 0% ... I stall out with CPU utilization 100%", "the GPUs sit idle, GPU
 utilization stays around 5% ... CPU usage is at 100% on all cores": the GPUs wait on work the
@@ -15,6 +18,13 @@ Look-alikes left out: one process or worker at 100% ("each worker is at 100% CPU
 busy core, not the host; a paragraph saying the other cores are idle says the host has CPU to spare;
 GPU memory ("GPU memory 0% used", "memory utilization") is not GPU utilisation; a GPU at 99% beside
 a busy CPU is no starved GPU.
+
+GPUs said to be fully utilised while drawing little power ("GPU-Util 100% but the power draw is very
+low", "60W / 300W", "GPU利用率100%，但是功率很低"): nvidia-smi counts a GPU as utilised while any
+kernel runs, and a collective kernel spinning on a peer that has not arrived yet is such a kernel,
+cold and at low power. Both in one document become a ``reported.symptom`` ``gpu-busy-low-power``
+(no machine count), placed at the power statement. A draw of 40% of the limit or less is low; a
+draw near the limit ("290W / 300W") or "high power" is not.
 
 Sample input::
 
@@ -65,6 +75,20 @@ _CORES_IDLE = lazyre.compile(r"\b(?:other|remaining|rest\s{1,3}of\s{1,3}the)\s{1
 _GPU_MEMORY = lazyre.compile(r"\b(?:memory|mem|VRAM)\s{0,3}$", re.I)
 _MAX_IDLE_PCT = 20.0
 
+#: "GPU-Util 100%", "GPU utilization is at 100%", "100% GPU util", "GPU利用率100%", "GPU利用率满载" (full load)
+_GPU_FULL = lazyre.compile(r"(?<![A-Za-z0-9])GPU(?:'?s)?[\s-]{0,2}(?:utili[sz]ation|util|usage|利用率|使用率)\s{0,3}(?:is\s{1,3}|at\s{1,3}|shows?\s{1,3}|of\s{1,3}|:\s{0,3}|=\s{0,3})?"
+                           r"(?:(?:at|around|about|near)\s{1,3})?(?:(9\d|100)\s{0,2}%|满载|满了|跑满)"
+                           r"|(?<![\d.])(9\d|100)\s{0,2}%\s{0,3}GPU[\s-]{0,2}(?:utili[sz]ation|util|usage)", re.I)
+#: "the power draw is very low", "low power usage", "功率很低", "功耗很低"
+_POWER_LOW = lazyre.compile(r"\b(?:power(?:\s{1,3}(?:draw|consumption|usage|use))?)\s{1,3}(?:is\s{1,3}|was\s{1,3}|stays?\s{1,3}|remains?\s{1,3})?"
+                            r"(?:(?:very|quite|really|so|extremely|pretty)\s{1,3})?(?:low|tiny|small)\b"
+                            # "low power usage"; "low power mode" is a setting, not a draw
+                            r"|\blow\s{1,3}power\s{1,3}(?:draw|consumption|usage)\b"
+                            r"|(?:功率|功耗)(?:很|非常|较|比较|特别)?低", re.I)
+#: "60W / 300W", "around 60 W of 300 W": the draw against the limit
+_WATTS = lazyre.compile(r"(?<![\d.])(\d{1,4})\s{0,2}W\s{0,3}(?:/|of|out\s{1,3}of)\s{0,3}(\d{2,4})\s{0,2}W\b", re.I)
+_MAX_LOW_POWER = 0.4
+
 
 class LoadState:
     """GPU-idle and CPU-saturated statements of one document; :meth:`finish` joins them."""
@@ -73,6 +97,8 @@ class LoadState:
         self.gpu_idle: tuple[int, str] | None = None
         self.cpu_full: tuple[int, str] | None = None
         self.spare = False
+        self.gpu_full = False
+        self.power_low: tuple[int, str] | None = None
 
     def sentence(self, index: int, text: str) -> None:
         if _CORES_IDLE.search(text):
@@ -85,6 +111,13 @@ class LoadState:
                 continue
             self.gpu_idle = self.gpu_idle or (index, text)
             break
+        if _GPU_FULL.search(text):
+            self.gpu_full = True
+        watts = _WATTS.search(text)
+        low = (float(watts.group(1)) <= _MAX_LOW_POWER * float(watts.group(2))) if watts and float(watts.group(2)) > 0 \
+            else bool(_POWER_LOW.search(text))
+        if low:
+            self.power_low = self.power_low or (index, text)
         c = _CPU_FULL.search(text)
         if c and (_ALL_CORES.search(text) or not _ONE_PROCESS.search(text)):
             self.cpu_full = self.cpu_full or (index, text)
@@ -92,6 +125,10 @@ class LoadState:
     def finish(self, reader: Any) -> None:
         from clusterdx.facts.model.reported import ReportedSymptom
 
+        if self.gpu_full and self.power_low is not None:
+            index, text = self.power_low
+            reader.add(ReportedSymptom, index, ("symptom", "gpu-busy-low-power"), kind="gpu-busy-low-power",
+                       text=" ".join(text.split())[:200])
         if self.gpu_idle is None or self.cpu_full is None or self.spare:
             return
         index, text = self.cpu_full

@@ -46,3 +46,33 @@ def test_idle_gpus_beside_a_saturated_cpu(text):
 ])
 def test_lookalikes_are_not_a_starved_gpu(text):
     assert starved(text) == []
+
+
+def busy_cold(text: str) -> int:
+    try:
+        facts = parse_text("prose", text).facts
+    except NotApplicable:
+        return 0
+    return sum(1 for f in facts if f.fact_type == "reported.symptom" and f.kind == "gpu-busy-low-power")
+
+
+@pytest.mark.parametrize("text", [
+    "# sft llama3-8B deepspeed zero3很慢， GPU利用率100%，但是功率很低\n",
+    "nvidia-smi shows GPU-Util 100% on all four cards, but the power draw is very low.\n",
+    "GPU utilization is at 100%.\r\nPower: 60W / 300W on each card.\r\n",
+    "各位大佬 GPU功耗很低 但是GPU利用率满载 是什么情况\n",
+    "user@box:~$ nvidia-smi\n100% GPU util and low power usage on every GPU\n",
+])
+def test_full_utilization_at_low_power(text):
+    assert busy_cold(text) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "GPU-Util 100% and the power draw is high, around 290W / 300W.\n",   # near the limit: computing
+    "GPU-Util 100% at 130W / 300W.\n",                                   # 43%: above the low line
+    "GPU utilization 100% the whole time.\n",                            # no power said
+    "The power draw is very low, GPU utilization only 30%.\n",           # not fully utilised
+    "Low power mode is enabled in the BIOS; GPU-Util 100%.\n",           # no power *draw* low... a BIOS mode
+])
+def test_lookalikes_are_not_busy_and_cold(text):
+    assert busy_cold(text) == 0

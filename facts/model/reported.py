@@ -162,10 +162,13 @@ class ReportedSymptom(_Reported):
     #: into a run that worked: "the training hangs at some point with an error 12 message")
     #: 'vm-only' (the job said to do well on bare metal, the ticket about it in a VM),
     #: 'vm-topology-asked' (NCCL's topology inside a VM named as what the ticket is about)
+    #: 'gpu-idle-cpu-saturated' (the GPUs said idle while the host's CPU is said to be at 100%),
+    #: 'gpu-busy-low-power' (the GPUs said fully utilised while drawing little power)
     kind: Literal["vm-only", "vm-topology-asked", "one-node", "hang", "no-speedup", "low-bandwidth", "rdma-not-used", "gdr-not-used", "asks-gdr", "vm-topology-flat", "at-scale", "gpus-hidden", "pair-dependent", "device-set-dependent",
                   "one-core", "containers-split", "multi-gpu-slower", "error", "multi-gpu-wrong-data", "slows-over-time",
                   "below-peak", "asks-expected", "nccl-below-raw-rdma", "shards-on-one-gpu",
-                  "cpu-stage-slower-per-process", "retry-exceeded-mid-run"]
+                  "cpu-stage-slower-per-process", "retry-exceeded-mid-run",
+                  "gpu-idle-cpu-saturated", "gpu-busy-low-power"]
     #: 'multi-node' when the statement is about several machines, 'single-node' when about the
     #: GPUs of one, '' when it does not say
     where: Literal["multi-node", "single-node", ""] = ""

@@ -78,8 +78,8 @@ from clusterdx.facts.base import NotApplicable
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
 from clusterdx.facts.gazetteer import Gazetteers, gazetteers
-from clusterdx.facts.parsers import (prose_binding, prose_cloud, prose_cpu, prose_fabric, prose_gpu, prose_launcher,
-                                     prose_peer, prose_release)
+from clusterdx.facts.parsers import (prose_binding, prose_cloud, prose_cpu, prose_ethernet, prose_fabric, prose_gpu,
+                                     prose_launcher, prose_load, prose_peer, prose_release)
 
 
 SAMPLE = """\
@@ -115,15 +115,19 @@ _NOT_IN_PATH = r"(?<![\w/.\-=])"
 _VERSION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "nccl2.7.8" glued to the name, as titles write it
     ("nccl", re.compile(_NOT_IN_PATH + r"(?:lib)?nccl2?(?:\s{0,3}(?:version|v)(?:\s{1,3}(?:is|was|of|=))?\s{0,3}|\s{1,3}|[\s=:]{1,4}|-|==|(?=\d{1,2}\.\d))v?" + _VER + _VER_END, re.I)),
-    ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
+    # "CUDA/cuDNN version: 10.1" (TensorFlow's issue template) names the CUDA release first
+    ("cuda", re.compile(r"(?<![\w/.\-])(?:cuda(?:/cudnn)?(?:\s{0,3}(?:toolkit|version|runtime))?[\s:=]{0,4}v?|\+cuda)" + r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     ("driver", re.compile(r"(?:nvidia\s{1,3})?driver(?:\s{0,3}version)?[\s:=]{0,4}v?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)" + _VER_END, re.I)),
     # not collect_env's "CUDA used to build PyTorch: 12.1", which is the CUDA version
     ("pytorch", re.compile(_NOT_IN_PATH + r"(?<!build )(?:pytorch|torch)(?:\s{0,3}version)?(?:==|~=|[\s:=]{1,4}|(?=\d\.\d))v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[0-9a-z]{1,12})?)" + _VER_END, re.I)),
     ("kernel", re.compile(r"\bkernel(?:\s{0,3}version)?[\s:=]{1,4}v?(\d\.\d{1,2}(?:\.\d{1,4})?(?:-[0-9A-Za-z.\-_]{1,40})?)" + _VER_END, re.I)),
-    ("os", re.compile(r"\b((?:ubuntu|rhel|red hat enterprise linux|rocky(?: linux)?|centos|debian|sles|amazon linux|almalinux)\s{1,3}\d{1,4}(?:\.\d{1,2})?(?:\.\d{1,2})?)" + _VER_END, re.I)),
+    ("os", re.compile(r"\b((?:ubuntu|rhel|red hat enterprise linux|rocky(?: linux)?|centos|debian|sles|amazon linux|almalinux)\s{0,3}\d{1,4}(?:\.\d{1,2})?(?:\.\d{1,2})?)" + _VER_END, re.I)),
 ]
 
 #: ENV_NAME=value, ENV_NAME: value, ENV_NAME: (not set); names with a known prefix or an underscore
+#: an issue template's own example, left in by the user: "OS Platform (e.g., Linux Ubuntu 16.04): Ubuntu20.04"
+_TEMPLATE_EXAMPLE = lazyre.compile(r"\((?:e\.g\.|eg\.|for example)[^)]{0,80}$", re.I)
+
 _SETTING = lazyre.compile(
     r"(?<![\w$])(?:export\s{1,4})?((?:NCCL|CUDA|UCX|FI|OMPI|PMIX|TORCH|PYTORCH|NVIDIA|OMP|GLOO|MASTER|"
     r"RDMAV|MLX5|IBV|HOROVOD|SLURM|CUBLAS|CUDNN|NVSHMEM|TORCHELASTIC)_[A-Z0-9_]{1,60})"
@@ -428,7 +432,10 @@ _SOLVED = lazyre.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
 _PCIE_GPUS = lazyre.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
 _SCALE_DOWN = lazyre.compile(r"\b(?:slow(?:s|ed|ing)?\s{0,2}down|slower|drops?|dropped|decreas\w{0,3}|worse)\b", re.I)
-_MULTI_NODE = lazyre.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|distribut\w{0,4}|cluster|"
+#: "distributed training" places the job on several machines; a framework's module path does not
+#: (``tf.distribute.MirroredStrategy`` and ``torch.distributed`` run on the GPUs of one machine too),
+#: nor does "distribution" ("Deadlock in distribution with multiple 4090", "OS Platform and Distribution")
+_MULTI_NODE = lazyre.compile(r"\b(?:nodes|machines|servers|hosts|inter-?node|multi-?node|across|between (?:the )?(?:two |2 )?(?:nodes|machines)|(?<![.\w])distribut(?:ed|e|ing)(?![.\w])|cluster|"
                          r"more than (?:one|1|a single) (?:node|machine|server|host)|(?:a |the )?(?:second|another) (?:node|machine|server|host))\b", re.I)
 #: a setting the user says makes it work: "NCCL_P2P_DISABLE=1 resolves the deadlock", "works with
 #: iommu=pt", "setting amd_iommu=off helps", "with X=1 it runs fine", "if I set X=1, I can use as many
@@ -616,6 +623,7 @@ class _Reader:
         self._inst_names = sorted(((n, r) for r in self.g.instances for n in r.names + r.series),
                                   key=lambda t: -len(t[0]))
         self.gpu = prose_gpu.GpuState()
+        self.load = prose_load.LoadState()
         self._gpu_re = self._alternation([n for n, _ in self._gpu_names])
         self._nic_re = self._alternation([n for n, _ in self._nic_names])
         self._inst_re = self._alternation([n for n, _ in self._inst_names])
@@ -670,7 +678,9 @@ class _Reader:
             self.bisected(index, sentence)
             self.metrics(index, sentence)
             self.gpu.sentence(self, index, sentence)
+            self.load.sentence(index, sentence)
             prose_cpu.sentence(self, index, sentence)
+            prose_ethernet.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_fabric.sentence(self, index, sentence)
             prose_binding.sentence(self, index, sentence)
@@ -728,6 +738,8 @@ class _Reader:
 
         for component, pat in _VERSION_PATTERNS:
             for m in pat.finditer(text):
+                if _TEMPLATE_EXAMPLE.search(text[:m.start()]):
+                    continue
                 version = m.group(1).strip()
                 num = _version_num(component, version)
                 self.add(ReportedVersion, index, ("version", component, version.lower()), component=component,
@@ -825,6 +837,8 @@ class _Reader:
             form = stated or row.form
             if count is None and stated:
                 count = _count_after(sentence[m.end():m.end() + 40])
+            if count is None:
+                count = _count_suffix(sentence[m.end():m.end() + 12])
             interconnect = ""
             if _DGX_BEFORE.search(before) and row.nvswitch_gpus and form == "SXM":
                 # a DGX of an NVSwitch generation is that baseboard: "DGX A100" is 8 SXM GPUs on
@@ -1061,6 +1075,7 @@ class _Reader:
             self.change(index, sentence)
             self.works_elsewhere(index, sentence)
             self.fine_on_bare_metal(index, sentence)
+            prose_ethernet.sentence(self, index, sentence)
             prose_peer.sentence(self, index, sentence)
             prose_fabric.sentence(self, index, sentence)
             prose_launcher.sentence(self, index, sentence)
@@ -1219,6 +1234,7 @@ class _Reader:
         from clusterdx.facts.model.reported import ReportedSymptom
 
         self.gpu.finish(self)
+        self.load.finish(self)
 
         self.cloud_shape()
         self.bisect_change()
@@ -1357,6 +1373,14 @@ def _counts_machines(before: str, after: str) -> bool:
     if re.search(r"[x×]\s{0,2}(?:(?:NVIDIA|Mellanox|Nvidia)\s{1,2})?$", before):
         return False
     return bool(_MACHINE_AFTER.match(after))
+
+
+def _count_suffix(after: str) -> int | None:
+    """A count glued to the part's name: "gtx1070 * 2", "RTX 3090 x2", "V100 ×4" (not "x16 slots")."""
+    m = re.match(r"\s{0,2}[*x×]\s{0,2}(\d{1,3})(?![\w.])(?!\s{0,2}(?:slots?|lanes?|links?|GB|G)\b)", after)
+    if m and 0 < int(m.group(1)) <= 512:
+        return int(m.group(1))
+    return None
 
 
 def _count_before(before: str) -> int | None:

@@ -271,6 +271,33 @@ def test_gpu_form_read_past_memory_and_brackets(text, count, form):
     assert [(f.count, f.form) for f in inv] == [(count, form)]
 
 
+@pytest.mark.parametrize("text, model, count", [
+    ("- GPU model and memory: gtx1070 * 2", "GTX 1070", 2),      # TensorFlow's issue template
+    ("GPU: GeForce GTX 1070 x2, Ubuntu 20.04", "GTX 1070", 2),
+    ("Tesla V100 ×4 in one box", "V100", 4),
+    ("RTX 3090 x 16 slots? no, one card", "RTX 3090", None),      # a slot width, not a count
+    ("GTX 1070 in a PCIe x16 slot", "GTX 1070", None),
+])
+def test_gpu_count_glued_after_the_name(text, model, count):
+    inv = [f for f in of_type(read(text + "\n"), "reported.inventory") if f.item == "gpu"]
+    assert [(f.model, f.count) for f in inv] == [(model, count)]
+
+
+@pytest.mark.parametrize("text, component, version", [
+    ("- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu20.04", "os", "Ubuntu20.04"),
+    ("- CUDA/cuDNN version: 10.1", "cuda", "10.1"),
+    ("- TensorFlow version (use command below): 2.3.1 (e.g. CUDA 9.0 was tried)", None, None),
+    ("Ubuntu 22.04 with CUDA 12.1", "os", "Ubuntu 22.04"),
+])
+def test_template_examples_are_not_the_users_versions(text, component, version):
+    got = [(f.component, f.version) for f in facts_of(text + "\n") if f.fact_type == "reported.version"]
+    if component is None:
+        assert got == []
+    else:
+        assert (component, version) in got
+        assert all(v != "Ubuntu 16.04" for _, v in got)
+
+
 @pytest.mark.parametrize("text", [
     "8 x NVIDIA H100 80GB HBM3 in each node",      # no form written: the SKU's usual (SXM)
     "A100 80GB, PCIe Gen4 x16 slots on the riser",  # PCIe names the bus, not the card
@@ -1077,6 +1104,12 @@ def test_what_changed_when_the_job_moved_into_containers(text, component):
     ("As soon as I launch on a second node the job gets stuck in the first allreduce", "multi-node"),
     ("the 2-node run hangs between the two machines", "multi-node"),
     ("all_reduce_perf -g 4 hangs on our workstation", ""),
+    # a framework's module path is no second machine; "distributed training" still is
+    ("# ```tf.distribute.MirroredStrategy``` is stuck.", ""),
+    ("torch.distributed.all_reduce hangs with both GPUs of the box", ""),
+    ("distributed training over our two servers is stuck after the first step", "multi-node"),
+    ("Distributed training hangs after the first epoch", "multi-node"),
+    ("# [BUG] Deadlock in distribution with multiple 4090", ""),
 ])
 def test_a_hang_says_whether_it_needs_a_second_node(text, where):
     hangs = [f for f in facts_of(text) if f.fact_type == "reported.symptom" and f.kind == "hang"]

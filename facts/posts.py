@@ -169,6 +169,10 @@ def post_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
     head = lines[:MAX_SCAN]
     fences = any(ln.lstrip().startswith(_FENCE) for ln in head)
     marked = fences or any(ln.startswith(("    ", "\t")) for ln in head)
+    if marked and not fences and not _words_outside(head, ()):
+        # indented blocks count only beside the user's words; with no sentence anywhere (a tool
+        # that indents its own lines) the Markdown parse cannot change the answer
+        marked = False
     spans = [(a, b) for a, b in code_spans(lines) if any(ln.strip() for ln in lines[a:b])] if marked else []
     fenced = [sp for sp in spans if sp[0] > 0 and lines[sp[0] - 1].lstrip().startswith(_FENCE)]
     if len(fenced) >= 2 or (fenced and _words_outside(head, spans)):

@@ -190,6 +190,7 @@ _LEAD = lazyre.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?[\[(]?\s*" + _S + r"\s*
 #: whole, from its first dot, or a long one costs time squared
 _TRAIL = lazyre.compile(r"^\s*+(?:\[[\d:. T-]{8,32}\]\s*)?(?:Check(?:ing)?\s+)?(\S.*?)\s*(?:(?<!\.)\.{3,}+|:|\s-{1,3}|\s\[)\s*"
                     + _S + r"\s*\]?\s*(?:\((.*)\))?\s*$", re.I)
+_STATUS_WORD = lazyre.compile(r"\b(?:PASS(?:ED)?|FAIL(?:ED)?)\b|Health check (?:passed|failed)")
 _NHC = lazyre.compile(r"Health check (passed|failed):\s+(\S+?)(?::\s*|\s+|$)(.*)$", re.I)
 _CHECK_NAME = lazyre.compile(r"^([A-Za-z_][\w.-]{0,60}|[A-Za-z][\w ./-]{0,40}?)\s*:\s+(.*)$")
 
@@ -240,9 +241,12 @@ def sniff_script(doc: Document) -> float:
     lines = [ln for ln in doc.lines[:300] if ln.strip()]
     if not lines:
         return 0.0
+    # a health check says PASS or FAIL somewhere: every input is offered to this sniffer, and
+    # one search over the head spares the per-line reading of the many that do not
+    if not _STATUS_WORD.search("\n".join(lines)):
+        return 0.0
     hits = sum(1 for ln in lines if _script_finding(ln))
-    statuses = sum(1 for ln in lines if re.search(r"\b(?:PASS(?:ED)?|FAIL(?:ED)?)\b|Health check (?:passed|failed)", ln))
-    if hits < 2 or not statuses:
+    if hits < 2:
         return 0.0
     ratio = hits / len(lines)
     return min(0.9, 0.3 + 0.6 * ratio) if ratio >= 0.3 else 0.2

@@ -913,7 +913,8 @@ _NEUTRAL = lazyre.compile(
 
 
 def sniff(doc: Document) -> float:
-    launch = other = 0
+    launch = 0
+    others: list[str] = []
     script = False
     for idx, line in enumerate(doc.lines[:200]):
         s = line.strip()
@@ -927,10 +928,12 @@ def sniff(doc: Document) -> float:
         head = line[:4096]
         if (_QUICK.search(head) and _LAUNCH_LINE.match(head)) or (_BIND_QUICK.search(head) and _BIND_LINE.match(head)):
             launch += 1
-        elif not _NEUTRAL.match(line):
-            other += 1
+        else:
+            others.append(line)
     if not launch:
         return 0.0
+    # the other lines weigh only a document that launches something: most documents never get here
+    other = sum(1 for line in others if not _NEUTRAL.match(line))
     ratio = launch / (launch + other)
     return min(0.95, 0.35 + 0.6 * ratio + (0.2 if script else 0.0))
 

@@ -42,3 +42,12 @@ def test_not_a_rank_printout():
     assert rank_times.sniff(Document.from_text(log)) == 0.0
     prose = "Rank 0 is slow.\nWe tried everything.\nThe job takes 3 s per step.\nNothing helps at all.\n"
     assert rank_times.sniff(Document.from_text(prose)) == 0.0
+
+
+def test_sniff_reads_rows_that_come_after_other_lines():
+    # the sniff stops early only when the rows can no longer outnumber the other lines four to one
+    rows = [f"node_id {n} local_rank {r} 5313036288 bytes: 0.{4 if r < 2 else 2}3 sec" for n in range(3) for r in range(4)]
+    text = "\n".join(["starting benchmark", "world size 12", *rows]) + "\n"
+    assert rank_times.sniff(Document.from_text(text)) == 0.7
+    noisy = "\n".join([f"step {i} loss 0.{i}" for i in range(5)] + rows[:8]) + "\n"
+    assert rank_times.sniff(Document.from_text(noisy)) == 0.0  # 8 rows against 5 other lines

@@ -884,6 +884,10 @@ def test_list_values_keep_their_commas(text, name, value):
     "The loss becomes NaN after a few steps, but only when I use multiple GPUs.",
     "I have nan in losses after few iterations. It happens only when I use multiple GPUs.",
     "Training gives wrong results with 4 GPUs. A single GPU works fine.",
+    # the GPUs named as the PCI cards they are, the data sent to "the second device"
+    "I am experiencing data corruption between PCI cards.",
+    "The array is emptied to zeros after being transferred to the second device.",
+    "Anything I send straight to the second card is zeroed out on arrival.",
 ])
 def test_wrong_data_between_gpus_as_users_write_it(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -896,6 +900,11 @@ def test_wrong_data_between_gpus_as_users_write_it(text):
     "The copy from one GPU to another is correct, no corruption.",
     "We moved the data from one GPU to another to balance memory.",
     "Wrong results? No, the values match on every GPU.",
+    # zeros the user's own code writes, data that merely sits on a card, PCI cards that are fine
+    "I call optimizer.zero_grad() too early, so the gradients sent to the second card are zeroed out.",
+    "On the second card the buffers are zeroed out by the allocator before use, as documented.",
+    "No data corruption between PCI cards in the burn-in, the copies match.",
+    "The array is emptied to zeros on the CPU before the copy, which is our reset step.",
 ])
 def test_wrong_data_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]

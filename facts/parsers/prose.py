@@ -404,6 +404,9 @@ _RAILS = lazyre.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3
 _BISECT = lazyre.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
 _RAW_ERROR = lazyre.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
 _SOLVED = lazyre.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
+#: PCIe cards joined by an NVLink bridge: "2 2080ti ... with a NVlink bridge between them", "bridged
+#: with NVLink", "an NVLink bridge connects the two cards"; "no NVLink bridge" is read as no bridge
+_NVLINK_BRIDGE = lazyre.compile(r"\bNV-?Link\s{0,3}(?:2(?:\.0)?\s{1,3}|SLI\s{1,3})?bridges?\b|\bbridged\s{1,3}(?:with|by|over|via)\s{1,3}(?:an?\s{1,3})?NV-?Link\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = lazyre.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
@@ -803,6 +806,9 @@ class _Reader:
             if count is None and stated:
                 count = _count_after(sentence[m.end():m.end() + 40])
             interconnect = ""
+            bridge = _NVLINK_BRIDGE.search(sentence)
+            if bridge and form == "PCIe" and row.links_for(form) and not _NEGATION.search(sentence[:bridge.start()]):
+                interconnect = "NVLink"  # a bridge the SKU can take; nothing said of whether all its links are up
             if _DGX_BEFORE.search(before) and row.nvswitch_gpus and form == "SXM":
                 # a DGX of an NVSwitch generation is that baseboard: "DGX A100" is 8 SXM GPUs on
                 # NVSwitch (the DGX Station, written "DGX Station A100", is not)

@@ -46,7 +46,8 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    nothing else is wrong. Unless it is confirmed, it is listed below every fault that has evidence
    of its own (direct support, net of refutations above the fault's prior) and explains a symptom
    it explains too, and below every fault the evidence lifted that reaches a failure the evidence
-   shows (a supported node marked ``fails``, such as an ncclSystemError) which it cannot produce:
+   shows (a supported observable marked ``fails``, such as an ncclSystemError; a hang in the user's
+   words is a symptom, not one) which it cannot produce:
    that nothing is broken does not explain a failure seen; the others keep their order. Its cost, the whole gap, otherwise puts it first
    among its band whenever a specific fault is about as likely; checked first, the fault is fixed
    or ruled out, and only then is the reference recomputed.
@@ -113,7 +114,7 @@ class Scored:
     reaches: frozenset[str] = frozenset()
     #: some evidence that lifted the cause acts through a path that can fail the job (step 10)
     explains_failure: bool = False
-    #: the failures the evidence shows (supported nodes marked ``fails``) that the cause reaches (step 9)
+    #: the failures the evidence shows (supported observables marked ``fails``) that the cause reaches (step 9)
     seen_failures: frozenset[str] = frozenset()
 
     @property
@@ -143,7 +144,9 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
     causes = graph.root_causes()
     direct = {cause: _direct(graph, cause, evidence, priors, fit) for cause in causes}
     seen = {ev.node for ev in evidence if ev.effect == "supports"}
-    failed = frozenset(n for n in seen if getattr(nodes.get(n), "fails", False))
+    # an observed failure mechanism (an ncclSystemError signature), not a symptom in the user's words
+    # (a hang), which any cause that stalls a collective can be behind
+    failed = frozenset(n for n in seen if getattr(nodes.get(n), "fails", False) and nodes[n].kind == "observable")
     by_key = {ev.key: ev for ev in evidence}
     results: list[Scored] = []
     for cause in causes:

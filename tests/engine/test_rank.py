@@ -246,6 +246,9 @@ def _seen_failure_graph():
              node("shm", "root_cause", [("syserr", "moderate")], "low", (5, 90)),
              node("rdma", "root_cause", [("syserr", "weak")], "low", (5, 90)),
              node("slow", "root_cause", [("throughput-gap", "moderate")], "low", (5, 90)),
+             node("net", "root_cause", [("hang", "moderate")], "low", (5, 90)),
+             Node.model_validate({"schema": "clusterdx/node/v1", "id": "hang", "kind": "symptom", "title": "hang",
+                                  "fails": True, "causes": [{"node": "throughput-gap", "strength": "weak"}]}),
              fails("p2p"), fails("syserr"), node("throughput-gap", "symptom")]
     return CausalGraph.build({x.id: x for x in nodes})
 
@@ -280,3 +283,15 @@ def test_a_failure_the_no_fault_cause_reaches_too_does_not_move_it():
     res = by_id(score(_seen_failure_graph(), ev))
     assert res["nf"].seen_failures == {"p2p"}
     assert _seen(ev)[0] == "nf"
+
+
+def test_a_hang_in_the_users_words_does_not_move_the_no_fault_cause():
+    # a symptom marked fails (a multi-node hang the ticket reports) is no observed failure mechanism
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "strong"), EvidenceRef(1, "said", "hang", "supports", "moderate")]
+    res = by_id(score(_seen_failure_graph(), ev))
+    assert res["net"].seen_failures == frozenset()
+    assert _seen(ev)[0] == "nf"
+    # the same weight on the observed system-call failure does move it
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "strong"), EvidenceRef(1, "sig", "syserr", "supports", "moderate")]
+    order = _seen(ev)
+    assert order.index("shm") < order.index("nf")

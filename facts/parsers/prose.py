@@ -213,6 +213,13 @@ _WORKS_WITH = lazyre.compile(r"\b(?:work(?:s|ed|ing)?|runs?\s{1,3}fine|ran\s{1,3
 #: what marks that stack as the other one, not the one that goes wrong
 _OTHER_STACK = lazyre.compile(r"\b(?:old(?:er)?|previous(?:ly)?|prior|native|original|earlier|before|own|stock|"
                           r"pre-?installed|bundled)\b", re.I)
+#: the other stack named by its tag, the comparison carried by "the same": "On the `x-20260319.sif`
+#: container the same init is successful", "with the cuda11.8 image the same test passes"
+_SAME_WORKS_ON = lazyre.compile(
+    r"\b(?:on|with|in|using|under|from)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:(?:old(?:er)?|previous|earlier|original|prior)\s{1,3})?(?P<name>`[^`]{1,120}`|[\w.:/+-]{0,80}\d[\w.:/+-]{0,80})?"
+    r"\s{0,3}(?:docker\s{1,3})?(?:container|image)\b[^.;!?]{0,40}?\bthe\s{1,3}same\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,3}?"
+    r"(?:(?:is|was)\s{1,3}succ?es{1,2}ful\w{0,2}|succeed\w{0,3}|works?|worked|pass(?:es|ed)|complet(?:es|ed)|"
+    r"(?:runs?|ran|finish(?:es|ed)?)\s{1,3}(?:fine|OK|correctly))\b", re.I)
 #: "it fails with the old container too": the problem follows the hosts, not the software
 _BOTH_STACKS = lazyre.compile(r"\b(?:too|also|as well|either|both|neither|same (?:way|error|hang|problem))\b", re.I)
 #: components whose two releases can run on the same hosts (the host-vs-container move is 'container')
@@ -959,11 +966,20 @@ class _Reader:
     def works_elsewhere(self, index: int, sentence: str) -> None:
         """A ticket that says the job works with another software stack (an older container, the
         image's or AMI's own PyTorch) on the same hosts compares two runs that share the hardware:
-        the change is the software's, and the statement is a change that made it go wrong."""
+        the change is the software's, and the statement is a change that made it go wrong. The other
+        image may be named by its tag with "the same" carrying the comparison ("On the `x.sif`
+        container the same init is successful"); a tag or a word such as "older" must mark it."""
         from clusterdx.facts.model.reported import ReportedChange
 
+        if _NOT_WORKS.search(sentence) or _BOTH_STACKS.search(sentence):
+            return
+        same = _SAME_WORKS_ON.search(sentence)
+        if same and (same.group("name") or _OTHER_STACK.search(same.group(0))):
+            self.add(ReportedChange, index, ("works-elsewhere", "image"), component="image", from_version="",
+                     to_version="", direction="fails", factor=None, percent=None, text=_cut(sentence))
+            return
         m = _WORKS_WITH.search(sentence)
-        if m is None or _NOT_WORKS.search(sentence) or _BOTH_STACKS.search(sentence):
+        if m is None:
             return
         rest = sentence[m.end():m.end() + 80]
         if not _OTHER_STACK.search(rest):

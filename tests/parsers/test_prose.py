@@ -1207,6 +1207,11 @@ def test_nccl_slow_while_the_raw_rdma_test_is_fine(text, found):
     ("The guide's scripts worked with the container we used before (u24r64f21m43t29).", "image", ""),
     ("It works with the DLAMI's own conda environment on the same two instances.", "env", ""),
     ("It ran fine with the older NCCL 2.18.3 on the same nodes.", "nccl", "2.18.3"),
+    # the other stack named by its tag, "the same" carrying the comparison (a typo kept as written)
+    ("On the `lumi-multitorch-torch-u24r64f21m43t29-20260319_153422.sif` container the same init is succesful "
+     "and completes in ~35 seconds.", "image", ""),
+    ("With the cuda11.8 image the same test passes.", "image", ""),
+    ("With the older container the same job works.", "image", ""),
 ])
 def test_works_with_another_stack_is_a_change_that_fails(sentence, component, version):
     changes = [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change"]
@@ -1221,6 +1226,11 @@ def test_works_with_another_stack_is_a_change_that_fails(sentence, component, ve
     "It worked with the previous Ubuntu 22.04 OS image on these nodes.",
     # nothing marks the other stack as another one
     "It works with the container on one node.",
+    # the same form, but the other image fails as well, or no other image is named
+    "On the `superbench:cuda11.8` image the same test is hanging too, at the same size.",
+    "On the old image the same run does not work either.",
+    "In the container the same test is successful.",
+    "On the host the same test is successful.",
 ])
 def test_works_elsewhere_lookalikes(sentence):
     assert not [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change" and f.direction == "fails"]

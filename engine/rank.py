@@ -45,7 +45,10 @@ The method, with its numbers in :mod:`clusterdx.engine.weights`:
    evidence shows (no NVLink, fewer NICs than GPUs) is that the reference may be too high, not that
    nothing else is wrong. Unless it is confirmed, it is listed below every fault that has evidence
    of its own (direct support, net of refutations above the fault's prior) and explains a symptom
-   it explains too; the others keep their order. Its cost, the whole gap, otherwise puts it first
+   it explains too, and below every fault the evidence lifted that reaches a failure the evidence
+   shows (a supported observable marked ``fails``, such as an ncclSystemError; a hang in the user's
+   words is a symptom, not one) which it cannot produce:
+   that nothing is broken does not explain a failure seen; the others keep their order. Its cost, the whole gap, otherwise puts it first
    among its band whenever a specific fault is about as likely; checked first, the fault is fixed
    or ruled out, and only then is the reference recomputed.
 10. A ticket that complains only that the job fails (it hangs, crashes, stops with an error;
@@ -111,6 +114,8 @@ class Scored:
     reaches: frozenset[str] = frozenset()
     #: some evidence that lifted the cause acts through a path that can fail the job (step 10)
     explains_failure: bool = False
+    #: the failures the evidence shows (supported observables marked ``fails``) that the cause reaches (step 9)
+    seen_failures: frozenset[str] = frozenset()
 
     @property
     def has_direct_support(self) -> bool:
@@ -139,6 +144,9 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
     causes = graph.root_causes()
     direct = {cause: _direct(graph, cause, evidence, priors, fit) for cause in causes}
     seen = {ev.node for ev in evidence if ev.effect == "supports"}
+    # an observed failure mechanism (an ncclSystemError signature), not a symptom in the user's words
+    # (a hang), which any cause that stalls a collective can be behind
+    failed = frozenset(n for n in seen if getattr(nodes.get(n), "fails", False) and nodes[n].kind == "observable")
     by_key = {ev.key: ev for ev in evidence}
     results: list[Scored] = []
     for cause in causes:
@@ -151,9 +159,10 @@ def score(graph: CausalGraph, evidence: list[EvidenceRef], gap_pct: float | None
         expected = conf * mid
         if gap_pct is not None and gap_pct >= 0:
             expected = min(expected, gap_pct)
+        reaches = frozenset(n for n in graph.attenuation.get(cause, {}) if n != cause)
         results.append(Scored(cause, prior, conf, lo, terms, expected, mid,
-                              no_fault=nodes[cause].no_fault,
-                              reaches=frozenset(n for n in graph.attenuation.get(cause, {}) if n != cause),
+                              no_fault=nodes[cause].no_fault, reaches=reaches,
+                              seen_failures=failed & (reaches | {cause}),
                               explains_failure=any(t.delta > 0 and graph.can_fail(by_key[t.evidence].via or t.node)
                                                    for t in terms)))
     results.sort(key=order_key)
@@ -316,17 +325,26 @@ def _fault_with_evidence(s: Scored) -> bool:
     return not s.no_fault and s.has_direct_support and lift(s) > 0
 
 
+def _explains_seen_failure_instead(fault: Scored, no_fault: Scored) -> bool:
+    """The fault, lifted by the evidence, reaches a failure the evidence shows (an ncclSystemError,
+    a failed CUDA init) that the no-fault cause cannot produce: nothing being broken is no
+    explanation of that failure, whatever else the no-fault cause's own evidence says."""
+    return not fault.no_fault and lift(fault) > 0 and bool(fault.seen_failures - no_fault.seen_failures)
+
+
 def exclusion_last(items: list[tuple[Scored, str]]) -> list[tuple[Scored, str]]:
     """Step 9 of the method: an unconfirmed no-fault cause moves below the last fault that has
     evidence of its own, net of refutations, and explains a symptom the no-fault cause explains
-    too; the order among the others is kept."""
+    too, or that reaches a failure the evidence shows and the no-fault cause does not; the order
+    among the others is kept."""
     out = list(items)
     for k in reversed(range(len(out))):
         s = out[k][0]
         if not s.no_fault or s.confidence >= CONFIRMED:
             continue
         rivals = [j for j in range(k + 1, len(out))
-                  if _fault_with_evidence(out[j][0]) and out[j][0].reaches & s.reaches]
+                  if (_fault_with_evidence(out[j][0]) and out[j][0].reaches & s.reaches)
+                  or _explains_seen_failure_instead(out[j][0], s)]
         if rivals:
             out.insert(rivals[-1], out.pop(k))  # after the pop, index rivals[-1] is just past that rival
     return out

@@ -47,6 +47,11 @@ class GpuRow(_Row):
     nvlinks: dict[str, int] = {}
     #: SXM boards of at least this many GPUs sit on NVSwitch (fabric manager needed); None: never
     nvswitch_gpus: int | None = None
+    #: line rate of one of this SKU's NVLink links, GB/s in each direction (links of one generation
+    #: differ in width between chips: x8 on TU102, x4 on GA102); None: the table does not say
+    nvlink_link_gbs: float | None = None
+    #: the vendor document that gives nvlink_link_gbs
+    nvlink_ref: str = ""
 
     def links_for(self, form: str | None = None) -> int | None:
         """NVLink links per GPU of this SKU in ``form`` (its usual form when not given)."""

@@ -40,6 +40,7 @@ SOURCES: dict[str, frozenset[str]] = {
     "nccl.nic_usage": frozenset({"nccl.net", "topo.nic", "ib.port"}),
     "nvlink.platform": frozenset({"gpu.device", "gpu.summary", "nccltests.run", "nccltests.device", "gpu.nvlink_summary"}),
     "nvlink.clique_split": frozenset({"nccl.mnnvl", "gpu.fabric"}),
+    "nvlink.bridge_bandwidth": frozenset({"nccltests.run", "reported.inventory", "topo.link"}),
     "ib.rate_check": frozenset({"ib.port"}),
     "ib.link_health": frozenset({"ib.port"}),
     "nccl.roce_config": frozenset({"nccl.net"}),

@@ -23,7 +23,7 @@ from clusterdx.facts import lazyre
 from clusterdx.facts.base import Fact
 from clusterdx.facts.derive._common import of_type
 from clusterdx.facts.gazetteer import GpuRow, gazetteers
-from clusterdx.facts.model.derived_nvlink import NvlinkCliqueSplit, NvlinkPlatform
+from clusterdx.facts.model.derived_nvlink import NvlinkBridgeBandwidth, NvlinkCliqueSplit, NvlinkPlatform
 
 
 #: trays in one NVL72 rack (NVLink domain): 18 trays x 4 GPUs
@@ -151,8 +151,40 @@ def _from_smi(facts: Sequence[Fact]) -> Fact | None:
     return _split(groups, bad, "nvidia-smi", fabrics[0])
 
 
+#: a result below this size is still climbing towards the plateau a link's rate is compared with
+_PLATEAU_BYTES = 16 << 20
+_NV_LINK = lazyre.compile(r"^NV\d{1,2}$")
+
+
+def _bridge_bandwidth(facts: Sequence[Fact]) -> list[Fact]:
+    """Two bridged cards' nccl-tests busbw in links' worth. Only two ranks on one host: with more GPUs
+    the ring also crosses PCIe between bridge pairs, and the slowest hop sets the busbw."""
+    said = [f for f in of_type(facts, "reported.inventory") if f.item == "gpu" and f.interconnect == "NVLink"]
+    topo = any(f.kind == "gpu-gpu" and _NV_LINK.match(f.link or "") for f in of_type(facts, "topo.link"))
+    if not said and not topo:
+        return []
+    out: list[Fact] = []
+    for run in of_type(facts, "nccltests.run"):
+        if run.nranks != 2 or run.nodes > 1 or not run.peak_busbw or (run.peak_busbw_size or 0) < _PLATEAU_BYTES:
+            continue
+        row = _row(run.gpu_model) if run.gpu_model else None
+        if row is None and said:
+            row = next((r for r in gazetteers().gpus if r.model == said[0].model), None)
+        links = row.links_for("PCIe") if row else None
+        if row is None or not row.nvlink_link_gbs or not links:
+            continue
+        worth = round(run.peak_busbw / row.nvlink_link_gbs, 2)
+        out.append(NvlinkBridgeBandwidth(
+            node=run.node, scope=run.scope, source=run.source, model=row.model, links_by_design=links,
+            link_gbs=row.nvlink_link_gbs, collective=run.collective, busbw=run.peak_busbw,
+            size_bytes=run.peak_busbw_size or 0, links_worth=worth, bridge_seen="reported" if said else "topo",
+            basis=f"{run.peak_busbw} GB/s {run.collective} busbw over {row.nvlink_link_gbs} GB/s per link "
+                  f"({row.model}, {links} links by design)"))
+    return out
+
+
 def derive(facts: Sequence[Fact]) -> list[Fact]:
-    out = _platform(facts)
+    out = _platform(facts) + _bridge_bandwidth(facts)
     for fn in (_from_nccl, _from_smi):
         fact = fn(facts)
         if fact is not None:

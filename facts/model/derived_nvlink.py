@@ -45,3 +45,23 @@ class NvlinkCliqueSplit(Fact):
     unregistered: int = 0
     #: 'nccl' (MNNVL log lines) or 'nvidia-smi' (fabric section / query)
     basis: str
+
+
+class NvlinkBridgeBandwidth(Fact):
+    fact_type = "nvlink.bridge_bandwidth"
+    doc = ("Bus bandwidth of a two-GPU nccl-tests run on NVLink-bridged PCIe cards, in links' worth: the "
+           "peak busbw over one link's line rate (kb/gazetteers/gpus.yaml nvlink_link_gbs).")
+    #: the gazetteer model of the cards
+    model: str
+    #: NVLink links per GPU by design for the bridged form
+    links_by_design: int
+    #: one link's line rate, GB/s each way
+    link_gbs: float
+    collective: str
+    busbw: float
+    size_bytes: int
+    #: busbw / link_gbs: what the run moved in units of one link's line rate
+    links_worth: float
+    #: 'reported' (the ticket says the cards are bridged) or 'topo' (nvidia-smi topo shows NV#)
+    bridge_seen: str
+    basis: str

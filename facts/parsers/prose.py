@@ -223,6 +223,13 @@ _WORKS_WITH = lazyre.compile(r"\b(?:work(?:s|ed|ing)?|runs?\s{1,3}fine|ran\s{1,3
 #: what marks that stack as the other one, not the one that goes wrong
 _OTHER_STACK = lazyre.compile(r"\b(?:old(?:er)?|previous(?:ly)?|prior|native|original|earlier|before|own|stock|"
                           r"pre-?installed|bundled)\b", re.I)
+#: the other stack named by its tag, the comparison carried by "the same": "On the `x-20260319.sif`
+#: container the same init is successful", "with the cuda11.8 image the same test passes"
+_SAME_WORKS_ON = lazyre.compile(
+    r"\b(?:on|with|in|using|under|from)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:(?:old(?:er)?|previous|earlier|original|prior)\s{1,3})?(?P<name>`[^`]{1,120}`|[\w.:/+-]{0,80}\d[\w.:/+-]{0,80})?"
+    r"\s{0,3}(?:docker\s{1,3})?(?:container|image)\b[^.;!?]{0,40}?\bthe\s{1,3}same\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,3}?"
+    r"(?:(?:is|was)\s{1,3}succ?es{1,2}ful\w{0,2}|succeed\w{0,3}|works?|worked|pass(?:es|ed)|complet(?:es|ed)|"
+    r"(?:runs?|ran|finish(?:es|ed)?)\s{1,3}(?:fine|OK|correctly))\b", re.I)
 #: "it fails with the old container too": the problem follows the hosts, not the software
 _BOTH_STACKS = lazyre.compile(r"\b(?:too|also|as well|either|both|neither|same (?:way|error|hang|problem))\b", re.I)
 #: components whose two releases can run on the same hosts (the host-vs-container move is 'container')
@@ -428,6 +435,9 @@ _RAILS = lazyre.compile(r"\b(?:different|separate|distinct)\s{1,3}subnets?\s{1,3
 _BISECT = lazyre.compile(r"\b(?:git\s{1,3})?bisect(?:ed|ing|s)?\b", re.I)
 _RAW_ERROR = lazyre.compile(r"^\s{0,8}(?:Traceback \(most recent call last\)|[\w.]{0,60}(?:Error|Exception):)")
 _SOLVED = lazyre.compile(r"\b(?:fixed|solved|resolved|figured out)\b", re.I)
+#: PCIe cards joined by an NVLink bridge: "2 2080ti ... with a NVlink bridge between them", "bridged
+#: with NVLink", "an NVLink bridge connects the two cards"; "no NVLink bridge" is read as no bridge
+_NVLINK_BRIDGE = lazyre.compile(r"\bNV-?Link\s{0,3}(?:2(?:\.0)?\s{1,3}|SLI\s{1,3})?bridges?\b|\bbridged\s{1,3}(?:with|by|over|via)\s{1,3}(?:an?\s{1,3})?NV-?Link\b", re.I)
 #: GPUs said to talk over PCIe without naming a model: "4 GPUs, connected with PCIE16", "our PCIe cards"
 _PCIE_GPUS = lazyre.compile(r"\b(?:GPUs?|cards?)\b[^.;!?]{0,60}?\s(?:connected|linked|attached|talk\w{0,3}|communicat\w{0,5})\s{1,3}"
                         r"(?:with|via|over|through|by|using|on)\s{1,3}(?:the\s{1,3})?PCI-?e|\bPCI-?e\s{1,3}(?:GPUs|cards)\b", re.I)
@@ -840,6 +850,9 @@ class _Reader:
             if count is None:
                 count = _count_suffix(sentence[m.end():m.end() + 12])
             interconnect = ""
+            bridge = _NVLINK_BRIDGE.search(sentence)
+            if bridge and form == "PCIe" and row.links_for(form) and not _NEGATION.search(sentence[:bridge.start()]):
+                interconnect = "NVLink"  # a bridge the SKU can take; nothing said of whether all its links are up
             if _DGX_BEFORE.search(before) and row.nvswitch_gpus and form == "SXM":
                 # a DGX of an NVSwitch generation is that baseboard: "DGX A100" is 8 SXM GPUs on
                 # NVSwitch (the DGX Station, written "DGX Station A100", is not)
@@ -1003,11 +1016,20 @@ class _Reader:
     def works_elsewhere(self, index: int, sentence: str) -> None:
         """A ticket that says the job works with another software stack (an older container, the
         image's or AMI's own PyTorch) on the same hosts compares two runs that share the hardware:
-        the change is the software's, and the statement is a change that made it go wrong."""
+        the change is the software's, and the statement is a change that made it go wrong. The other
+        image may be named by its tag with "the same" carrying the comparison ("On the `x.sif`
+        container the same init is successful"); a tag or a word such as "older" must mark it."""
         from clusterdx.facts.model.reported import ReportedChange
 
+        if _NOT_WORKS.search(sentence) or _BOTH_STACKS.search(sentence):
+            return
+        same = _SAME_WORKS_ON.search(sentence)
+        if same and (same.group("name") or _OTHER_STACK.search(same.group(0))):
+            self.add(ReportedChange, index, ("works-elsewhere", "image"), component="image", from_version="",
+                     to_version="", direction="fails", factor=None, percent=None, text=_cut(sentence))
+            return
         m = _WORKS_WITH.search(sentence)
-        if m is None or _NOT_WORKS.search(sentence) or _BOTH_STACKS.search(sentence):
+        if m is None:
             return
         rest = sentence[m.end():m.end() + 80]
         if not _OTHER_STACK.search(rest):

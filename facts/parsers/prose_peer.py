@@ -61,7 +61,9 @@ Tensorflow getting slower and slower.
 """
 
 #: values that only a broken copy gives (zeros, garbage, corruption) and values many bugs give
-_CORRUPT = lazyre.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros)\b", re.I)
+_CORRUPT = lazyre.compile(r"\b(?:(?:data\s{1,3})?corrupt\w{0,5}|garbage|all\s{1,3}zeros?|(?:returns?|returned|gives?|gave|yields?|gets?|got|contains?|filled\s{1,3}with|becomes?|shows?|arrives?\s{1,3}as|are|is|only)\s{1,3}(?:all\s{1,3})?zeros|"
+                      # the contents wiped on the way: "the array is emptied to zeros", "zeroed out after the copy"
+                      r"(?:emptied|wiped|reset|turned|changed)\s{1,3}(?:in)?to\s{1,3}(?:all\s{1,3})?zeros|zeroed\s{1,3}out)\b", re.I)
 _BAD_VALUE = lazyre.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)\s{1,3}(?:\w+\s{1,3})?(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?)|"
                             # the same said the other way round: "the data between other GPUs is all incorrect"
                             r"(?:values?|results?|data|outputs?|numbers?|answers?|sums?|gradients?)\s{1,3}(?:[\w,-]{1,12}\s{1,3}){0,6}?"
@@ -70,8 +72,14 @@ _BAD_VALUE = lazyre.compile(r"\b(?:NaNs?|infs?|(?:wrong|incorrect|invalid|bogus)
 #: a copy or transfer between two GPUs
 _BETWEEN_GPUS = lazyre.compile(r"\b(?:(?:from\s{1,3})?(?:one|a)\s{1,3}GPU\s{1,3}to\s{1,3}(?:another|the\s{1,3}other|a\s{1,3}second)|"
                            r"GPU[\s-]{0,3}to[\s-]{0,3}GPU|peer[\s-]to[\s-]peer|P2P|(?:between|across)\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3}|other\s{1,3}|remaining\s{1,3}|different\s{1,3}|all\s{1,3}(?:the\s{1,3})?)?(?:GPUs|cards)|"
-                           r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d|"
+                           r"(?:to|on)\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}GPU|"
+                           # a device or card the data is sent to; one the data merely sits "on" may be any
+                           r"(?:sent|send|sending|transferred|transferring|moved|moving|copied|copying|straight)\s{1,3}to\s{1,3}(?:the\s{1,3})?(?:other|another|second)\s{1,3}(?:device|card)|"
+                           # the GPUs as the PCI devices they are: "data corruption between PCI cards"
+                           r"between\s{1,3}(?:the\s{1,3})?(?:two\s{1,3}|\d{1,2}\s{1,3})?PCI(?:e|-e|\s{1,3}express)?\s{1,3}(?:cards|devices)|cuda:\d\s{0,3}(?:to|->)\s{0,3}cuda:\d|"
                            r"(?:GPU|device)\s{0,2}\d{1,2}\s{1,3}(?:to|->|and)\s{1,3}(?:GPU|device)\s{0,2}\d{1,2}|cudaMemcpyPeer\w{0,5})\b", re.I)
+#: the user's own code writing zeros: "zero_grad()", "torch.zeros(...)", "x.zero_()"
+_OWN_ZEROS = lazyre.compile(r"\bzero_grad\b|\bzeros(?:_like)?\(|\.zero_\(", re.I)
 #: only several GPUs show it: "only when I use multiple GPUs", "single GPU training is fine"
 _ONLY_MULTI = lazyre.compile(r"\bonly\s{1,3}(?:\w+\s{1,3}){0,4}?(?:multi-?\s?GPU|multiple\s{1,3}GPUs|more\s{1,3}than\s{1,3}(?:one|1)\s{1,3}GPU|"
                          r"(?:several|two|2|\d{1,2})\s{1,3}(?:or\s{1,3}more\s{1,3})?GPUs)|"
@@ -152,7 +160,8 @@ def sentence(reader: Any, index: int, text: str) -> None:
 
     corrupt = next((m for m in _CORRUPT.finditer(text) if not _NEGATED.search(text[:m.start()])), None)
     bad = _wrong_value(text)
-    if (corrupt or bad) and (_BETWEEN_GPUS.search(text) or (bad and _ONLY_MULTI.search(text))):
+    if (corrupt or bad) and (_BETWEEN_GPUS.search(text) or (bad and _ONLY_MULTI.search(text))) \
+            and not _OWN_ZEROS.search(text):
         reader.add(ReportedSymptom, index, ("symptom", "multi-gpu-wrong-data", "single-node"), kind="multi-gpu-wrong-data",
                    where="single-node", text=_cut(text))
 

@@ -233,3 +233,65 @@ def test_evidence_on_a_failure_node_explains_the_failure_for_its_causes():
     res = by_id(score(_failure_graph(), ev))
     assert res["mixed"].explains_failure and not res["slow"].explains_failure
     assert _listed(ev, "fails")[0] == "mixed"
+
+
+def _seen_failure_graph():
+    """``nf`` says nothing is broken and could fail the job only by blocking peer DMA (``p2p``);
+    ``shm`` and ``rdma`` are faults whose only path is the system-call failure (``syserr``) a
+    signature shows, ``slow`` a fault that can only slow the job."""
+    def fails(id):
+        return Node.model_validate({"schema": "clusterdx/node/v1", "id": id, "kind": "observable", "title": id,
+                                    "fails": True, "causes": [{"node": "throughput-gap", "strength": "weak"}]})
+    nodes = [node("nf", "root_cause", [("throughput-gap", "strong"), ("p2p", "weak")], "low", (5, 50), no_fault=True),
+             node("shm", "root_cause", [("syserr", "moderate")], "low", (5, 90)),
+             node("rdma", "root_cause", [("syserr", "weak")], "low", (5, 90)),
+             node("slow", "root_cause", [("throughput-gap", "moderate")], "low", (5, 90)),
+             node("net", "root_cause", [("hang", "moderate")], "low", (5, 90)),
+             Node.model_validate({"schema": "clusterdx/node/v1", "id": "hang", "kind": "symptom", "title": "hang",
+                                  "fails": True, "causes": [{"node": "throughput-gap", "strength": "weak"}]}),
+             fails("p2p"), fails("syserr"), node("throughput-gap", "symptom")]
+    return CausalGraph.build({x.id: x for x in nodes})
+
+
+def _seen(ev, complaint="fails"):
+    from clusterdx.engine.rank import listing
+
+    return [s.cause for s, _ in listing(score(_seen_failure_graph(), ev), complaint)]
+
+
+def test_a_no_fault_cause_yields_to_the_faults_that_reach_the_failure_seen():
+    # consumer GPUs (direct, weak) for the no-fault cause; an ncclSystemError signature shared by two faults
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "weak"), EvidenceRef(1, "sig", "syserr", "supports", "moderate")]
+    res = by_id(score(_seen_failure_graph(), ev))
+    assert res["shm"].seen_failures == {"syserr"} and res["nf"].seen_failures == frozenset()
+    assert not res["shm"].has_direct_support  # only the shared observable lifts it
+    order = _seen(ev)
+    assert order.index("shm") < order.index("nf") and order.index("rdma") < order.index("nf")
+    assert res["nf"].confidence == by_id(score(_seen_failure_graph(), ev))["nf"].confidence  # order only
+
+
+def test_without_a_failure_seen_the_no_fault_cause_keeps_its_place():
+    # the same no-fault evidence and a shared slowdown: nothing fails, the step-9 rule as before decides
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "weak"), EvidenceRef(1, "gap", "throughput-gap", "supports", "moderate")]
+    order = _seen(ev, "")
+    assert order[0] == "nf"
+
+
+def test_a_failure_the_no_fault_cause_reaches_too_does_not_move_it():
+    # the failure seen is the blocked peer DMA the no-fault cause (a board without P2P) can produce
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "weak"), EvidenceRef(1, "hang", "p2p", "supports", "moderate")]
+    res = by_id(score(_seen_failure_graph(), ev))
+    assert res["nf"].seen_failures == {"p2p"}
+    assert _seen(ev)[0] == "nf"
+
+
+def test_a_hang_in_the_users_words_does_not_move_the_no_fault_cause():
+    # a symptom marked fails (a multi-node hang the ticket reports) is no observed failure mechanism
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "strong"), EvidenceRef(1, "said", "hang", "supports", "moderate")]
+    res = by_id(score(_seen_failure_graph(), ev))
+    assert res["net"].seen_failures == frozenset()
+    assert _seen(ev)[0] == "nf"
+    # the same weight on the observed system-call failure does move it
+    ev = [EvidenceRef(0, "consumer", "nf", "supports", "strong"), EvidenceRef(1, "sig", "syserr", "supports", "moderate")]
+    order = _seen(ev)
+    assert order.index("shm") < order.index("nf")

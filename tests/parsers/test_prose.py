@@ -920,6 +920,10 @@ def test_list_values_keep_their_commas(text, name, value):
     # the predicate after the data, and "the other cards" for the GPUs
     "GPUs 0 and 1 sit on the bridge and agree, but the received data across the other cards is all wrong.",
     "The all_reduce results between the two GPUs are incorrect whenever NVLink is not used.",
+    # the GPUs named as the PCI cards they are, the data sent to "the second device"
+    "I am experiencing data corruption between PCI cards.",
+    "The array is emptied to zeros after being transferred to the second device.",
+    "Anything I send straight to the second card is zeroed out on arrival.",
 ])
 def test_wrong_data_between_gpus_as_users_write_it(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -935,6 +939,11 @@ def test_wrong_data_between_gpus_as_users_write_it(text):
     "The results between the two GPUs are not wrong; our evaluation script was.",
     "The data from the loader is wrong on a single GPU too, so it is our preprocessing.",
     "The results are all incorrect, even on CPU.",
+    # zeros the user's own code writes, data that merely sits on a card, PCI cards that are fine
+    "I call optimizer.zero_grad() too early, so the gradients sent to the second card are zeroed out.",
+    "On the second card the buffers are zeroed out by the allocator before use, as documented.",
+    "No data corruption between PCI cards in the burn-in, the copies match.",
+    "The array is emptied to zeros on the CPU before the copy, which is our reset step.",
 ])
 def test_wrong_data_lookalikes(text):
     kinds = [f.kind for f in facts_of(text + "\n") if f.fact_type == "reported.symptom"]
@@ -1243,6 +1252,11 @@ def test_nccl_slow_while_the_raw_rdma_test_is_fine(text, found):
     ("The guide's scripts worked with the container we used before (u24r64f21m43t29).", "image", ""),
     ("It works with the DLAMI's own conda environment on the same two instances.", "env", ""),
     ("It ran fine with the older NCCL 2.18.3 on the same nodes.", "nccl", "2.18.3"),
+    # the other stack named by its tag, "the same" carrying the comparison (a typo kept as written)
+    ("On the `lumi-multitorch-torch-u24r64f21m43t29-20260319_153422.sif` container the same init is succesful "
+     "and completes in ~35 seconds.", "image", ""),
+    ("With the cuda11.8 image the same test passes.", "image", ""),
+    ("With the older container the same job works.", "image", ""),
 ])
 def test_works_with_another_stack_is_a_change_that_fails(sentence, component, version):
     changes = [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change"]
@@ -1257,6 +1271,11 @@ def test_works_with_another_stack_is_a_change_that_fails(sentence, component, ve
     "It worked with the previous Ubuntu 22.04 OS image on these nodes.",
     # nothing marks the other stack as another one
     "It works with the container on one node.",
+    # the same form, but the other image fails as well, or no other image is named
+    "On the `superbench:cuda11.8` image the same test is hanging too, at the same size.",
+    "On the old image the same run does not work either.",
+    "In the container the same test is successful.",
+    "On the host the same test is successful.",
 ])
 def test_works_elsewhere_lookalikes(sentence):
     assert not [f for f in facts_of(sentence + "\n") if f.fact_type == "reported.change" and f.direction == "fails"]

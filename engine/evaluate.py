@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 from clusterdx.engine import oracle
-from clusterdx.engine.durable import DurableSession, compile_ruleset
+from clusterdx.engine.durable import DurableSession
 from clusterdx.engine.ir import CompiledRule, Emit, Pattern, compile_rule
 from clusterdx.engine.kb import KnowledgeBase
+from clusterdx.engine.rulesetcache import ruleset_for
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.nodes import is_unlabelled
@@ -142,7 +143,7 @@ class RuleEngine:
         ids = list(rule_ids) if rule_ids is not None else enabled_rules(kb)
         params = params or {}
         self.rules: list[CompiledRule] = [compile_rule(kb.rules[i], params.get(i)) for i in ids]
-        self._session = DurableSession(compile_ruleset(self.rules))
+        self._session = DurableSession(ruleset_for(self.rules))
 
     def close(self) -> None:
         self._session.close()

@@ -219,9 +219,10 @@ def table_data(text: str) -> Any:
 
 
 def clear() -> int:
-    """Remove every compiled knowledge base and table; the number removed."""
+    """Remove every compiled knowledge base, ruleset and table; the number removed."""
     removed = 0
-    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob(f"{TABLE_PREFIX}-*.json")]:
+    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob("ruleset-*.json"),
+              *cache_dir().glob(f"{TABLE_PREFIX}-*.json")]:
         try:
             p.unlink()
             removed += 1

@@ -1,4 +1,4 @@
-"""The durable-rules ruleset of a set of compiled rules, kept beside the compiled knowledge base.
+"""The compiled rules and their durable-rules ruleset, kept beside the compiled knowledge base.
 
 Turning some 300 compiled rules into durable's JSON and checking its static limits
 (:func:`clusterdx.engine.durable.compile_ruleset`) costs tens of milliseconds of every
@@ -10,7 +10,14 @@ checks, same pruning), keyed by a hash of the conjunctions' ``repr`` (the frozen
 that compiles them. A stored ruleset that is not of this shape is ignored with a warning and
 compiled again.
 
-A stored entry looks like::
+A rule engine over a knowledge base read from (or stored to) the cache also finds its compiled
+rules there (:func:`compiled_rules`): keyed by that knowledge base's key, the rule ids and the
+parameter values in force, stored only when they read back exactly as compiled (their ``repr``
+is the same), and never for a knowledge base whose rules were replaced after it was loaded.
+
+A stored ruleset looks like (a stored engine adds ``"rules"``, each
+``[id, [[positives, negatives], ...], requires, [[node, effect, strength, via], ...], params]``
+with a pattern written ``[alias, fact type, [[field, op, value], ...]]``)::
 
     {"format": "clusterdx.kbcache/1", "key": "...",
      "json": {"init": {...}, "r0c0": {"all": [...]}},
@@ -21,13 +28,18 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from clusterdx.engine import kbcache
 from clusterdx.engine.durable import CompiledRuleset, compile_ruleset
-from clusterdx.engine.ir import CompiledRule
+from clusterdx.engine.ir import CompiledRule, Conjunction, Emit, Pattern, Test, compile_rule
+
+if TYPE_CHECKING:
+    from clusterdx.engine.kb import KnowledgeBase
 
 PREFIX = "ruleset"
+#: compiled rules with their ruleset, per knowledge base, rule ids and parameters
+ENGINE_PREFIX = "engine"
 #: modules whose code shapes the stored ruleset: a change in a checkout is another key
 _CODE = ("durable.py", "ir.py", "rulesetcache.py")
 
@@ -84,3 +96,77 @@ def ruleset_for(rules: Sequence[CompiledRule]) -> CompiledRuleset:
     compiled = compile_ruleset(rules)
     kbcache.write(key, {"json": compiled.json, "names": compiled.names, "regexes": compiled.regexes}, PREFIX)
     return compiled
+
+
+def _pattern_data(p: Pattern) -> list[Any]:
+    return [p.alias, p.fact_type, [[t.field, t.op, t.value] for t in p.tests]]
+
+
+def _rule_data(r: CompiledRule) -> list[Any]:
+    return [r.id, [[[_pattern_data(p) for p in c.positives], [_pattern_data(p) for p in c.negatives]]
+                   for c in r.conjunctions],
+            [_pattern_data(p) for p in r.requires], [[e.node, e.effect, e.strength, e.via] for e in r.evidence],
+            r.params]
+
+
+def _pattern(data: list[Any]) -> Pattern:
+    alias, fact_type, tests = data
+    return Pattern(str(alias), str(fact_type), tuple(Test(str(f), str(op), v) for f, op, v in tests))
+
+
+def _rule(data: list[Any]) -> CompiledRule:
+    rid, conjunctions, requires, evidence, params = data
+    if not isinstance(params, dict):
+        raise TypeError("params")
+    return CompiledRule(
+        id=str(rid),
+        conjunctions=tuple(Conjunction(tuple(_pattern(p) for p in pos), tuple(_pattern(p) for p in neg))
+                           for pos, neg in conjunctions),
+        requires=tuple(_pattern(p) for p in requires),
+        evidence=tuple(Emit(str(n), str(eff), str(st), str(via)) for n, eff, st, via in evidence),
+        params=params)
+
+
+def _engine_key(kb: "KnowledgeBase", ids: Sequence[str], params: dict[str, dict[str, Any]]) -> str | None:
+    """The key of the rules ``ids`` of ``kb`` compiled with ``params``; None when ``kb`` has no
+    cache key or one of those rules is not the one loaded under it."""
+    if not kb.cache_key or any(kb.rules.get(i) is not kb.cached_rules.get(i) for i in ids):
+        return None
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{_key([])}\0{kb.cache_key}\0".encode())
+    h.update(repr([(i, sorted(params.get(i, {}).items())) for i in ids]).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def compiled_rules(kb: "KnowledgeBase", ids: Sequence[str], params: dict[str, dict[str, Any]] | None = None
+                   ) -> tuple[list[CompiledRule], CompiledRuleset]:
+    """``[compile_rule(kb.rules[i], params.get(i)) for i in ids]`` and their ruleset, from the
+    cache when this knowledge base's rules were compiled with these parameters before."""
+    params = params or {}
+    key = _engine_key(kb, ids, params) if kbcache.enabled() else None
+    if key is not None:
+        stored = kbcache.read(key, ENGINE_PREFIX)
+        if stored is not None:
+            try:
+                rules = [_rule(r) for r in stored["rules"]]
+                if [r.id for r in rules] != list(ids):
+                    raise ValueError("other rules")
+                return rules, _from_data(stored)
+            except (KeyError, TypeError, ValueError) as exc:
+                kbcache.warn(f"ignoring stored compiled rules that do not hold them ({type(exc).__name__}); "
+                             "compiling them again")
+    rules = [compile_rule(kb.rules[i], params.get(i)) for i in ids]
+    if key is None:
+        return rules, ruleset_for(rules)
+    compiled = compile_ruleset(rules)
+    data = [_rule_data(r) for r in rules]
+    import orjson
+
+    try:
+        faithful = repr([_rule(r) for r in orjson.loads(orjson.dumps(data))]) == repr(rules)
+    except (TypeError, ValueError, orjson.JSONEncodeError):
+        faithful = False
+    if faithful:  # a value JSON would change (a date, a tuple) is never stored
+        kbcache.write(key, {"rules": data, "json": compiled.json, "names": compiled.names,
+                            "regexes": compiled.regexes}, ENGINE_PREFIX)
+    return rules, compiled

@@ -110,7 +110,7 @@ def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True, cache: b
     files = {root: _yaml_files(root) for root in roots}
     key = ""
     if cache and kbcache.enabled():
-        key = kbcache.source_key(roots, files)
+        key = kbcache.load_key(roots, files)
         stored = kbcache.read(key)
         if stored is not None:
             kb = _from_compiled(stored, roots, kbcache.warn)

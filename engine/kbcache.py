@@ -270,9 +270,9 @@ def table_data(text: str) -> Any:
 
 
 def clear() -> int:
-    """Remove every compiled knowledge base, ruleset, compiled rules and table; the number removed."""
+    """Remove every compiled knowledge base, compiled rules, key alias and table; the number removed."""
     removed = 0
-    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob("ruleset-*.json"), *cache_dir().glob("engine-*.json"),
+    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob("engine-*.json"),
               *cache_dir().glob(f"{ALIAS_PREFIX}-*.json"),
               *cache_dir().glob(f"{TABLE_PREFIX}-*.json")]:
         try:

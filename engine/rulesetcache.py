@@ -1,25 +1,23 @@
-"""The compiled rules and their durable-rules ruleset, kept beside the compiled knowledge base.
+"""The compiled rules of a rule engine and their durable-rules ruleset, kept beside the compiled KB.
 
-Turning some 300 compiled rules into durable's JSON and checking its static limits
-(:func:`clusterdx.engine.durable.compile_ruleset`) costs tens of milliseconds of every
-diagnosis, and its result is a pure function of the rules' conjunctions. So it is stored in the
-cache folder of :mod:`clusterdx.engine.kbcache` (same ``CLUSTERDX_NO_CACHE``, same ownership
-checks, same pruning), keyed by a hash of the conjunctions' ``repr`` (the frozen dataclasses of
-:mod:`clusterdx.engine.ir`: every field, with its Python type, so ``1`` and ``1.0`` and
-``True`` are different keys), the tool version and the size and modification time of the code
-that compiles them. A stored ruleset that is not of this shape is ignored with a warning and
-compiled again.
+Compiling some 300 rules (:func:`clusterdx.engine.ir.compile_rule`), turning them into durable's
+JSON and checking its static limits (:func:`clusterdx.engine.durable.compile_ruleset`) is some
+40 ms of every diagnosis, and the result is a pure function of the knowledge base, the rules
+chosen and the parameter values in force. A rule engine over a knowledge base read from (or
+stored to) the cache therefore finds them in the cache folder of
+:mod:`clusterdx.engine.kbcache` (same ``CLUSTERDX_NO_CACHE``, same ownership checks, same
+pruning; :func:`compiled_rules`), keyed by that knowledge base's key, the rule ids, the parameters
+and the size and modification time of the code that compiles them. They are stored only when
+they read back exactly as compiled (the same ``repr``: every field with its Python type, so a
+``1.0`` never comes back as ``1``), and never for a knowledge base whose rules were replaced
+after it was loaded, nor for one read from source (the authoring commands: its files are being
+edited). An entry that does not hold them is ignored with a warning and compiled again.
 
-A rule engine over a knowledge base read from (or stored to) the cache also finds its compiled
-rules there (:func:`compiled_rules`): keyed by that knowledge base's key, the rule ids and the
-parameter values in force, stored only when they read back exactly as compiled (their ``repr``
-is the same), and never for a knowledge base whose rules were replaced after it was loaded.
+A stored entry, each rule ``[id, [[positives, negatives], ...], requires,
+[[node, effect, strength, via], ...], params]`` with a pattern written
+``[alias, fact type, [[field, op, value], ...]]``::
 
-A stored ruleset looks like (a stored engine adds ``"rules"``, each
-``[id, [[positives, negatives], ...], requires, [[node, effect, strength, via], ...], params]``
-with a pattern written ``[alias, fact type, [[field, op, value], ...]]``)::
-
-    {"format": "clusterdx.kbcache/1", "key": "...",
+    {"format": "clusterdx.kbcache/1", "key": "...", "rules": [["cpu-cstate-deep", ...]],
      "json": {"init": {...}, "r0c0": {"all": [...]}},
      "names": {"r0c0": [0, 0, -1]}, "regexes": {"gpu.info": [["rx0", "name", "H100"]]}}
 """
@@ -37,14 +35,13 @@ from clusterdx.engine.ir import CompiledRule, Conjunction, Emit, Pattern, Test, 
 if TYPE_CHECKING:
     from clusterdx.engine.kb import KnowledgeBase
 
-PREFIX = "ruleset"
 #: compiled rules with their ruleset, per knowledge base, rule ids and parameters
 ENGINE_PREFIX = "engine"
-#: modules whose code shapes the stored ruleset: a change in a checkout is another key
+#: modules whose code shapes what is stored: a change in a checkout is another key
 _CODE = ("durable.py", "ir.py", "rulesetcache.py")
 
 
-def _key(rules: Sequence[CompiledRule]) -> str:
+def _code_key() -> str:
     from clusterdx import __version__
 
     h = hashlib.blake2b(digest_size=20)
@@ -56,7 +53,6 @@ def _key(rules: Sequence[CompiledRule]) -> str:
             h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}\0".encode())
         except OSError:
             h.update(f"{name}:?\0".encode())
-    h.update(repr([r.conjunctions for r in rules]).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -79,23 +75,6 @@ def _from_data(data: dict[str, Any]) -> CompiledRuleset:
                 raise ValueError("bad regex entry")
             out_rx[fact_type].append((rx_key, fld, pattern))
     return CompiledRuleset(json=body, names=out_names, regexes=out_rx)
-
-
-def ruleset_for(rules: Sequence[CompiledRule]) -> CompiledRuleset:
-    """``compile_ruleset(rules)``, from the cache when these rules were compiled before."""
-    if not kbcache.enabled():
-        return compile_ruleset(rules)
-    key = _key(rules)
-    stored = kbcache.read(key, PREFIX)
-    if stored is not None:
-        try:
-            return _from_data(stored)
-        except (KeyError, TypeError, ValueError) as exc:
-            kbcache.warn(f"ignoring a stored ruleset that does not hold one ({type(exc).__name__}); "
-                         "compiling it again")
-    compiled = compile_ruleset(rules)
-    kbcache.write(key, {"json": compiled.json, "names": compiled.names, "regexes": compiled.regexes}, PREFIX)
-    return compiled
 
 
 def _pattern_data(p: Pattern) -> list[Any]:
@@ -133,7 +112,7 @@ def _engine_key(kb: "KnowledgeBase", ids: Sequence[str], params: dict[str, dict[
     if not kb.cache_key or any(kb.rules.get(i) is not kb.cached_rules.get(i) for i in ids):
         return None
     h = hashlib.blake2b(digest_size=20)
-    h.update(f"{_key([])}\0{kb.cache_key}\0".encode())
+    h.update(f"{_code_key()}\0{kb.cache_key}\0".encode())
     h.update(repr([(i, sorted(params.get(i, {}).items())) for i in ids]).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
@@ -156,9 +135,9 @@ def compiled_rules(kb: "KnowledgeBase", ids: Sequence[str], params: dict[str, di
                 kbcache.warn(f"ignoring stored compiled rules that do not hold them ({type(exc).__name__}); "
                              "compiling them again")
     rules = [compile_rule(kb.rules[i], params.get(i)) for i in ids]
-    if key is None:
-        return rules, ruleset_for(rules)
     compiled = compile_ruleset(rules)
+    if key is None:
+        return rules, compiled
     data = [_rule_data(r) for r in rules]
     import orjson
 

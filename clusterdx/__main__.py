@@ -1,3 +1,3 @@
-from clusterdx.start import main
+from clusterdx.start import run
 
-main()
+run()

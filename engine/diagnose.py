@@ -481,13 +481,16 @@ def _not_evaluated(kb: KnowledgeBase, results: list[RuleResult], facts: Sequence
 
     facts = gate_view(facts)
     out = []
+    probes_of: dict[str, list[Any]] = {}  # the same few fact types are missing from many rules
     for r in results:
         if r.outcome != "not_evaluated":
             continue
         rule = kb.rules[r.rule_id]
         probes: list[ProbeOut] = []
         for pat in r.missing:
-            for p in _probes_for(kb, pat.fact_type):
+            if pat.fact_type not in probes_of:
+                probes_of[pat.fact_type] = _probes_for(kb, pat.fact_type)
+            for p in probes_of[pat.fact_type]:
                 po = ProbeOut(id=p.id, title=p.title, command=p.command, where=list(p.where),
                               needs_root=p.needs_root, duration_s=p.duration_s)
                 if po not in probes:

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 from clusterdx.engine import oracle
-from clusterdx.engine.durable import DurableSession, compile_ruleset
-from clusterdx.engine.ir import CompiledRule, Emit, Pattern, compile_rule
+from clusterdx.engine.durable import DurableSession
+from clusterdx.engine.ir import CompiledRule, Emit, Pattern
 from clusterdx.engine.kb import KnowledgeBase
+from clusterdx.engine.rulesetcache import compiled_rules
 from clusterdx.facts.base import Fact
 from clusterdx.facts.deadline import Deadline
 from clusterdx.facts.nodes import is_unlabelled
@@ -141,8 +142,9 @@ class RuleEngine:
         self.kb = kb
         ids = list(rule_ids) if rule_ids is not None else enabled_rules(kb)
         params = params or {}
-        self.rules: list[CompiledRule] = [compile_rule(kb.rules[i], params.get(i)) for i in ids]
-        self._session = DurableSession(compile_ruleset(self.rules))
+        self.rules: list[CompiledRule]
+        self.rules, ruleset = compiled_rules(kb, ids, params)
+        self._session = DurableSession(ruleset)
 
     def close(self) -> None:
         self._session.close()

@@ -52,6 +52,12 @@ class KnowledgeBase:
     problems: list[Problem] = field(default_factory=list)
     roots: list[Path] = field(default_factory=list)
     graph: CausalGraph | None = None
+    #: the compiled knowledge base's key (:func:`clusterdx.engine.kbcache.source_key`) when this
+    #: one was read from the cache or stored there, else "": what is compiled from it can be
+    #: stored under it (:mod:`clusterdx.engine.rulesetcache`)
+    cache_key: str = field(default="", compare=False)
+    #: the rule objects as loaded under ``cache_key``: a rule replaced since is compiled afresh
+    cached_rules: dict[str, Rule] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def errors(self) -> list[Problem]:
@@ -104,15 +110,17 @@ def load_kb(dirs: Iterable[Path] | None = None, *, strict: bool = True, cache: b
     files = {root: _yaml_files(root) for root in roots}
     key = ""
     if cache and kbcache.enabled():
-        key = kbcache.source_key(roots, files)
+        key = kbcache.load_key(roots, files)
         stored = kbcache.read(key)
         if stored is not None:
             kb = _from_compiled(stored, roots, kbcache.warn)
             if kb is not None:
+                kb.cache_key, kb.cached_rules = key, dict(kb.rules)
                 return kb
     kb = _load_source(roots, files)
     if key and not kb.errors:
         kbcache.write(key, _compiled(kb))
+        kb.cache_key, kb.cached_rules = key, dict(kb.rules)
     if strict and kb.errors:
         raise KBLoadError(kb.problems)
     return kb

@@ -6,7 +6,10 @@ takes about a second; reading one JSON file and validating its documents takes m
 cache is keyed by the content of every file the load would read (path and bytes, per folder, in
 load order), the tool version, this format's version, and the size and modification time of
 the modules whose code shapes the compiled form (the document schema, the loader's checks, the
-fact models, the graph). Any change to one of them is another key, so another file.
+fact models, the graph). Any change to one of them is another key, so another file. Reading
+and hashing every file is itself most of a warm load, so a run also stores its key under the
+files' *stat key* (device, inode, size, modification and change time of each, :func:`load_key`),
+which the next run over the very same files finds without reading them.
 
 The cache holds data only (orjson; no pickle): every document is validated again by its pydantic
 model when it is read, so a cache file is never trusted more than a KB file would be. A file that
@@ -109,6 +112,54 @@ def source_key(roots: Iterable[Path], files: dict[Path, list[Path]]) -> str:
             h.update(b"\0file\0" + rel.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0")
             h.update(data)
     return h.hexdigest()
+
+
+#: a stat key -> source key alias (see :func:`load_key`)
+ALIAS_PREFIX = "kbstat"
+#: files changed less than this long ago are never keyed by their stat (see :func:`_stat_key`)
+SETTLED_NS = 2_000_000_000
+
+
+def _stat_key(roots: Iterable[Path], files: dict[Path, list[Path]]) -> str | None:
+    """A key of the same files as :func:`source_key` from their identity on this machine (device,
+    inode, size, modification and change times) instead of their content; None when one cannot
+    be stat'ed, or when one changed in the last :data:`SETTLED_NS`. Any write to a file sets its
+    change time, which no tool can set back, so files with the same stat key are the same bytes;
+    but file times tick in steps of a few milliseconds, so a file written twice within one step
+    keeps its times: one that changed just now is read (git's "racily clean" entries)."""
+    import time
+
+    recent = time.time_ns() - SETTLED_NS
+    h = hashlib.blake2b(digest_size=20)
+    h.update(b"stat\0" + repr(_code_fingerprint()).encode())
+    for root in roots:
+        h.update(b"\0root\0" + str(root).encode("utf-8", "surrogateescape"))
+        for path in files.get(root, ()):
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            if st.st_ctime_ns > recent or st.st_mtime_ns > recent:
+                return None
+            h.update(f"\0{os.path.relpath(path, root)}\0{st.st_dev}:{st.st_ino}:{st.st_size}:"
+                     f"{st.st_mtime_ns}:{st.st_ctime_ns}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def load_key(roots: Iterable[Path], files: dict[Path, list[Path]]) -> str:
+    """:func:`source_key` of these files, without reading them when a previous run stored it under
+    their stat key: hashing the 500-odd files of the shipped KB is most of a warm load's time."""
+    roots = list(roots)
+    alias = _stat_key(roots, files)
+    if alias is not None:
+        stored = read(alias, ALIAS_PREFIX)
+        key = stored.get("source_key") if stored is not None else None
+        if isinstance(key, str) and len(key) == 40 and all(c in "0123456789abcdef" for c in key):
+            return key
+    key = source_key(roots, files)
+    if alias is not None:
+        write(alias, {"source_key": key}, ALIAS_PREFIX)
+    return key
 
 
 def _file(key: str, prefix: str = "kb") -> Path:
@@ -219,9 +270,11 @@ def table_data(text: str) -> Any:
 
 
 def clear() -> int:
-    """Remove every compiled knowledge base and table; the number removed."""
+    """Remove every compiled knowledge base, compiled rules, key alias and table; the number removed."""
     removed = 0
-    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob(f"{TABLE_PREFIX}-*.json")]:
+    for p in [*cache_dir().glob("kb-*.json"), *cache_dir().glob("engine-*.json"),
+              *cache_dir().glob(f"{ALIAS_PREFIX}-*.json"),
+              *cache_dir().glob(f"{TABLE_PREFIX}-*.json")]:
         try:
             p.unlink()
             removed += 1

@@ -137,6 +137,9 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
                 in_context.update(kb.graph.causes_of(e.node) if e.node not in kb.graph.causes_of(e.node) else [e.node])
     waiting = [r for r in results if r.outcome == "not_evaluated"]
     feasible = {r.rule_id: _feasibility(r.rule_id, engine_rules, payloads, present_types) for r in waiting}
+    # each feasible waiting rule with the fact types it misses: a probe unlocks it when it yields
+    # one of them and, with what is in hand, all of them
+    waiting_types = [(r, {m.fact_type for m in r.missing}) for r in waiting if feasible[r.rule_id] > 0]
     next_key = max((r.key for r in refs), default=-1) + 1
     out: list[Suggestion] = []
     # what-if confidences by the evidence added: a what-if asks about one cause only, so only that
@@ -163,9 +166,8 @@ def suggest(kb: KnowledgeBase, results: list[RuleResult], refs: list[EvidenceRef
         gives = obtainable(declared)
         if gives <= present_types:
             continue
-        unlocked = [r for r in waiting if feasible[r.rule_id] > 0
-                    and any(m.fact_type in gives for m in r.missing)
-                    and all(m.fact_type in gives or m.fact_type in present_types for m in r.missing)]
+        reachable = gives | present_types
+        unlocked = [r for r, wanted in waiting_types if wanted & gives and wanted <= reachable]
         if not unlocked:
             continue
         # per cause: what the unlocked rules would say for it (support side, refute side)

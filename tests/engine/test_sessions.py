@@ -89,7 +89,6 @@ def test_compiled_once(engine, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(ev, "compile_ruleset", boom)
-    monkeypatch.setattr(ev, "compile_rule", boom)
+    monkeypatch.setattr(ev, "compiled_rules", boom)
     r = outcome(engine, {"perf.symbol_family": [smmu(f"gpu-{i}") for i in range(6)], "cpu.info": guest_cpu("node")})
     assert r.match_count == 6

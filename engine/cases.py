@@ -184,6 +184,13 @@ def _first_run_flags(r: CaseResult) -> tuple[bool | None, bool | None]:
     ranking = r.first_run.get("ranking")
     if not isinstance(ranking, list):
         return None, None
+    if any(isinstance(x, str) for x in ranking):
+        # ids without their confidences (some cases recorded only the ids): the flags recorded
+        # with them at that run are what is known
+        flags = r.first_run.get("top1_ok"), r.first_run.get("top3_ok")
+        if all(isinstance(f, bool) for f in flags):
+            return flags
+        ranking = [[x, 0.0] if isinstance(x, str) else x for x in ranking]
     pairs = [(str(x[0]), float(x[1])) for x in ranking if isinstance(x, (list, tuple)) and len(x) == 2]
     problems, top1, top3 = judge(r.expect, pairs)
     if top1 is None and top3 is None:  # a healthy control: right when nothing confident came out

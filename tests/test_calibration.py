@@ -57,3 +57,18 @@ def test_kb_eval_json_has_the_reliability_table(tmp_path):
     assert [tuple(b["bin"]) for b in cal["bins"]] == [(lo, min(hi, 1.0)) for lo, hi in CALIBRATION_BINS]
     assert all(set(b) == {"bin", "n", "mean_confidence", "right"} for b in cal["bins"])
     assert sum(b["n"] for b in cal["bins"]) == cal["predictions"]
+
+
+def test_first_run_of_bare_ids_uses_the_flags_recorded_with_them():
+    from clusterdx.engine.cases import _first_run_flags
+
+    def case(first_run):
+        r = _public("a", {"top": "x"}, [("x", 0.9)])
+        r.first_run = first_run
+        return r
+
+    assert _first_run_flags(case({"ranking": ["x", "y"], "top1_ok": True, "top3_ok": True})) == (True, True)
+    assert _first_run_flags(case({"ranking": ["y", "z"], "top1_ok": False, "top3_ok": False})) == (False, False)
+    # no flags: the ids are judged as they stand
+    assert _first_run_flags(case({"ranking": ["y", "x"]})) == (False, True)
+    assert _first_run_flags(case({"ranking": [["x", 0.4]]})) == (True, True)

@@ -43,6 +43,8 @@ GROUPS = 2
 HEALTHY_NAMED = 6
 #: inputs listed one per line by default (unrecognized and failed ones are always listed)
 INPUTS = 6
+#: the default report fits one screen: past this many lines it is drawn again more tightly
+SCREEN_LINES = 60
 
 
 def escape(text: str) -> str:
@@ -90,7 +92,7 @@ def _cause_line(h: Any) -> str:
     return f"[bold]{h.rank}. {escape(h.title)}[/] ({status}, {h.confidence:.2f}; {escape(share_text(h))})"
 
 
-def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
+def _summary(p: _Out, report: Any, causes: list[Any], tight: bool = False) -> None:
     p("[bold]Answer[/]")
     if not causes:
         p("No root cause is supported by the evidence collected; what was checked and found fine is "
@@ -115,11 +117,15 @@ def _summary(p: _Out, report: Any, causes: list[Any]) -> None:
             cmd = f": $ {escape(st.command)}{_root(st)}" if st.command else ""
             p(f"fix:    {escape(r.title)}{cmd}", 5, 8)
         if r is not None and k == 0 and h.status == "supported":
-            # what the fix costs and how to take it back, before anyone runs it (full text: -v, JSON)
-            if r.tradeoff:
-                p(f"cost:   {escape(_clip(r.tradeoff))}", 5, 8)
-            if r.rollback:
-                p(f"undo:   {escape(_clip(r.rollback))}", 5, 8)
+            # what the fix costs and how to take it back, before anyone runs it (full text: -v, JSON);
+            # on a crowded screen a pointer to them, so the reader still knows there is a cost
+            if tight and (r.tradeoff or r.rollback):
+                p("cost, undo: -v", 5, 8)
+            else:
+                if r.tradeoff:
+                    p(f"cost:   {escape(_clip(r.tradeoff))}", 5, 8)
+                if r.rollback:
+                    p(f"undo:   {escape(_clip(r.rollback))}", 5, 8)
         if h.verification and full:
             # the step that states this node's own expected value, when the tool knows one
             v = next((v for v in h.verification if getattr(v, "values", None)), h.verification[0])
@@ -281,6 +287,13 @@ def _closing(p: _Out, report: Any, causes: list[Any]) -> None:
 
 def render(report: Any, *, width: int | None = None, color: bool = False, verbose: bool = False,
            show_all: bool = False, **_: Any) -> str:
+    text = _render(report, width=width, color=color, verbose=verbose, show_all=show_all, tight=False)
+    if not (verbose or show_all) and text.count("\n") >= SCREEN_LINES:
+        text = _render(report, width=width, color=color, verbose=verbose, show_all=show_all, tight=True)
+    return text
+
+
+def _render(report: Any, *, width: int | None, color: bool, verbose: bool, show_all: bool, tight: bool) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, soft_wrap=False)
@@ -291,7 +304,7 @@ def render(report: Any, *, width: int | None = None, color: bool = False, verbos
     supported = [h for h in report.hypotheses if h.status == "supported"]
     # no supported cause: the leading candidates are the answer, marked unconfirmed
     causes = (supported or report.hypotheses)[:SUMMARY_CAUSES]
-    _summary(p, report, causes)
+    _summary(p, report, causes, tight)
     detail = report.hypotheses if verbose else []
     for h in detail:
         p()

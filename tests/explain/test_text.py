@@ -150,3 +150,15 @@ def test_the_answers_next_probe_is_not_printed_again(kb):
     # verbose output prints every command in full
     verbose = render(report, width=400, verbose=True)
     assert verbose.count(first) >= 2 and "the next probe above" not in verbose
+
+
+def test_a_crowded_report_folds_the_fixs_cost_to_a_pointer(cp_report, monkeypatch):
+    from clusterdx.explainers import text
+
+    roomy = render(cp_report, width=80)
+    assert "cost:   " in roomy and "cost, undo: -v" not in roomy  # one screen: the cost in full
+    monkeypatch.setattr(text, "SCREEN_LINES", 20)  # a report longer than the screen is drawn again
+    tight = render(cp_report, width=80)
+    assert "cost, undo: -v" in tight and "cost:   " not in tight and "undo:   " not in tight
+    assert len(tight.splitlines()) < len(roomy.splitlines())
+    assert "cost:   " in render(cp_report, width=80, verbose=True)  # -v is never folded

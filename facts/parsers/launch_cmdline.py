@@ -19,7 +19,7 @@ pyxis are not given as ``env.var``: the image's own ENV wins over them unless th
 
 The ``#SBATCH`` directives of a batch script (those before its first command, as sbatch reads
 them) give one more ``launch.command`` with launcher ``sbatch`` (nodes, tasks per node, tasks,
-``--export``, ``--cpu-bind``, ``--gpu-bind``), when the script also holds a launch line.
+``--export``, ``--cpu-bind``, ``--gpu-bind``, ``--gpus-per-task``), when the script also holds a launch line.
 
 CPU and memory binding becomes ``launch.binding``: ``numactl --cpunodebind/--membind/--physcpubind``
 (also ``-N/-m/-C``, ``--preferred``, ``--interleave``, ``--localalloc``) and ``taskset -c LIST`` /
@@ -249,6 +249,7 @@ class Launch:
     image: str = ""
     cpu_bind: str = ""
     gpu_bind: str = ""
+    gpus_per_task: int | None = None
     nproc_per_node: int | None = None
     nodes: int | None = None
     ntasks_per_node: int | None = None
@@ -417,6 +418,8 @@ def _srun(tokens: list[str], i: int) -> Launch:
             launch.cpu_bind = v
         elif name in ("--gpu-bind", "--gpu_bind"):
             launch.gpu_bind = v
+        elif name in ("--gpus-per-task", "--gpus_per_task"):
+            launch.gpus_per_task = _int(v.rsplit(":", 1)[-1])  # "1" or "a100:1"
         elif name in ("--mem-bind", "--mem_bind"):
             launch.numa_binding = "mem-bind=" + v
         elif name in ("-N", "--nodes"):
@@ -638,6 +641,7 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         forwarded_env=list(dict.fromkeys(launch.forwarded)), env_set=env_set, env_names=names,
         env_files=launch.env_files, export_mode=shown("export", launch.export_mode),
         container_image=launch.image, cpu_bind=launch.cpu_bind, gpu_bind=launch.gpu_bind,
+        gpus_per_task=launch.gpus_per_task,
         nproc_per_node=launch.nproc_per_node, nodes=launch.nodes, ntasks_per_node=launch.ntasks_per_node,
         ntasks=launch.ntasks, mpi=launch.mpi, numa_binding=launch.numa_binding,
         script_env=sorted(script_env), command=text,
@@ -846,6 +850,9 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     directives: list[tuple[int, str]] = []
     in_header = True
     for start, end, text in logical_lines(doc):
+        if text.lstrip().startswith("#!"):
+            in_header = True  # a script's first line: a job script pasted below a ticket's words
+            continue
         d = _SBATCH.match(text)
         if d and in_header:
             directives.append((start, d.group(1)))

@@ -209,3 +209,24 @@ def test_long_line_of_bindings_redacts_once():
     ctx = parse_text("launch-cmdline", "numactl --membind=0 " * 3000 + "python x.py\n")
     binds = of_type(ctx, "launch.binding")
     assert len(binds) == 3000 and binds[0].command is binds[-1].command
+
+
+def test_gpus_per_task_on_srun_and_in_directives():
+    ctx = parse_text("launch-cmdline", "$ srun -N 1 -n 4 --gpus-per-task=a100:1 python train.py\r\n")
+    [srun] = of_type(ctx, "launch.command")
+    assert (srun.nodes, srun.ntasks, srun.gpus_per_task) == (1, 4, 1)
+    ctx = parse_text("launch-cmdline", "#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task 2\n"
+                                       "srun --gpus-per-node=8 python t.py\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert (sbatch.ntasks_per_node, sbatch.gpus_per_task) == (4, 2)
+    assert srun.gpus_per_task is None  # --gpus-per-node is not per task
+
+
+def test_job_script_pasted_below_words_keeps_its_directives():
+    # the script's shebang starts its header again: the ticket's words above it are no command
+    ctx = parse_text("launch-cmdline", "all_reduce_perf slow on one node with srun\n\nOur job script:\n\n"
+                                       "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpus-per-task=1\nsrun all_reduce_perf -g 1\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert (sbatch.launcher, sbatch.nodes, sbatch.gpus_per_task) == ("sbatch", 1, 1)
+    ctx = parse_text("launch-cmdline", "all_reduce_perf slow\n#SBATCH -N 1\nsrun all_reduce_perf -g 1\n")
+    assert [f.launcher for f in of_type(ctx, "launch.command")] == ["srun"]  # no script header: not directives

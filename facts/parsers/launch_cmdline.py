@@ -473,7 +473,11 @@ def _mpirun(tokens: list[str], i: int) -> Launch:
         elif name in ("-x",):
             pass
     if hosts is not None:
-        launch.nodes = len({h.split(":")[0] for h in hosts})
+        names = [h.split(":")[0] for h in hosts]
+        # hosts masked before pasting (-host *,*, -H xxx:4,xxx:4) are distinct machines whose names
+        # were hidden: counting distinct names would make them one node
+        masked = all(re.fullmatch(r"[*x.]+|<[^>]*>|\.\.\.", n, re.I) for n in names)
+        launch.nodes = len(names) if masked else len(set(names))
     launch.cpu_bind = " ".join(bind)
     launch.rest = tokens[i:]
     return launch

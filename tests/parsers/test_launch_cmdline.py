@@ -230,3 +230,13 @@ def test_job_script_pasted_below_words_keeps_its_directives():
     assert (sbatch.launcher, sbatch.nodes, sbatch.gpus_per_task) == ("sbatch", 1, 1)
     ctx = parse_text("launch-cmdline", "all_reduce_perf slow\n#SBATCH -N 1\nsrun all_reduce_perf -g 1\n")
     assert [f.launcher for f in of_type(ctx, "launch.command")] == ["srun"]  # no script header: not directives
+
+
+def test_mpirun_hosts_masked_before_pasting_count_as_distinct():
+    ctx = parse_text("launch-cmdline", "mpirun --allow-run-as-root -np 2 -host *,* -x NCCL_DEBUG=INFO all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 2
+    ctx = parse_text("launch-cmdline", "mpirun -np 16 -H xxx:8,xxx:8 all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 2
+    # real names: a host given twice is one node
+    ctx = parse_text("launch-cmdline", "mpirun -np 16 -H gpu-a01:8,gpu-a01:8 all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 1

@@ -1034,8 +1034,12 @@ class _Run:
                                    lines=seg.lines, first_line=seg.first_line, line_map=seg.line_map,
                                    command=seg.command, node=seg.host or doc.node, scope=doc.scope,
                                    path=doc.path, redact=doc.redact)
+                    # a block whose prompt line starts a launcher ("$ srun --gpus-per-task 1 python
+                    # train.py" over the script's own output) is read for its launch settings even
+                    # when no tool format knows the output
                     if not any(sc >= MIN_CONFIDENCE for _, sc in rank_formats(sub, tools)) \
-                            and not (sub.command and any(f.matches_command(sub.command) for f in tools)):
+                            and not (sub.command and any(f.matches_command(sub.command) for f in tools)) \
+                            and not _starts_launcher(sub.command):
                         continue
                     rec = self.process(sub, path=sub.name, size=len("\n".join(sub.lines).encode()),
                                        line_start=seg.prompt_line or seg.first_line,
@@ -1074,6 +1078,18 @@ def _cut_reason(keeper: Keeper, since=None) -> str:
     whole); empty when nothing was."""
     cut = keeper.cut_types(since)
     return f"not read whole: more {', '.join(cut)} facts than the limit per input" if cut else ""
+
+
+def _starts_launcher(command: str | None) -> bool:
+    """The command line starts a launcher (mpirun, srun, docker run, torchrun ...)."""
+    if not command:
+        return False
+    from clusterdx.facts.parsers import launch_cmdline
+
+    try:
+        return bool(launch_cmdline.find_launches(launch_cmdline.tokenize(command)))
+    except Exception:  # a command line it cannot read is no launcher
+        return False
 
 
 def _launch_facts(doc: Document, fmt: str | None) -> list[Fact]:

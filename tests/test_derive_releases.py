@@ -7,6 +7,7 @@ import doctest
 from clusterdx.facts import releases
 from clusterdx.facts.base import SourceRef
 from clusterdx.facts.derive import derive_all
+from clusterdx.facts.model.container import LaunchCommand
 from clusterdx.facts.model.env import EnvVar
 from clusterdx.facts.model.nccl import NcclComm, NcclNet, NcclVersion
 from clusterdx.facts.model.nccltests import NcclTestsRun
@@ -74,10 +75,27 @@ def test_neighbour_releases_outside_the_range():
 
 
 def test_roce_gid_default_applies_before_2_21_5_only_on_roce():
-    assert _issues([_version("2.18.3"), _net(True)])["roce-gid-autoselect-2.21"].applies == "applies"
-    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.18.3"), _net(False)])
-    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.21.5"), _net(True)])
+    assert _issues([_version("2.18.3"), _net(True), _comm(2)])["roce-gid-autoselect-2.21"].applies == "applies"
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.18.3"), _net(False), _comm(2)])
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.21.5"), _net(True), _comm(2)])
     assert _issues([_version("2.18.3")])["roce-gid-autoselect-2.21"].applies == "possible"
+
+
+def test_roce_gid_default_needs_traffic_between_nodes():
+    # the node count unknown: likely (most RoCE tickets are multi-node); one node: the GID is never used
+    issue = _issues([_version("2.18.3"), _net(True)])["roce-gid-autoselect-2.21"]
+    assert issue.applies == "likely" and issue.unknown == ["multi-node"]
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.18.3"), _net(True), _comm(1)])
+
+
+def test_launch_line_node_count_decides_multi_node():
+    one = LaunchCommand(node="n1", source=SRC, launcher="srun", nodes=1, ntasks=8)
+    two = LaunchCommand(node="n1", source=SRC, launcher="srun", nodes=2, ntasks=16)
+    assert "roce-gid-autoselect-2.21" not in _issues([_version("2.18.3"), _net(True), one])
+    assert _issues([_version("2.18.3"), _net(True), two])["roce-gid-autoselect-2.21"].applies == "applies"
+    # a launcher with no node count (srun -n 2) decides nothing
+    bare = LaunchCommand(node="n1", source=SRC, launcher="srun", ntasks=2)
+    assert _issues([_version("2.18.3"), _net(True), bare])["roce-gid-autoselect-2.21"].applies == "likely"
 
 
 def test_workaround_variable_is_seen():

@@ -117,3 +117,21 @@ def test_nccl_lines_in_a_markdown_blockquote_are_read():
 def test_a_quoted_sentence_is_not_a_log_line():
     res = _ingest("> NCCL is slow on our cluster and the plugin is not found, any idea?\n")
     assert not [f for f in res.facts if f.fact_type in ("nccl.plugin", "nccl.net")]
+
+
+def test_prompt_line_of_a_launcher_in_a_code_block_is_read_over_unknown_output():
+    # a ticket's block: the user's srun line over the script's own printout, which no format knows
+    text = ("Case 1:\n\n```\n$ srun -n 2 -c 18 --gpus-per-task 1 python3 bench.py --use-ddp\r\n"
+            "Iter #0: 687.1 img/sec per GPU\r\nIter #1: 669.4 img/sec per GPU\r\n```\n\n"
+            "But with `--gpus` instead (Case 2):\n\n```\n$ srun -n 2 -c 18 --gpus 2 python3 bench.py --use-ddp\n"
+            "Iter #0: 791.6 img/sec per GPU\n```\n\nWhy is the first one slower?\n")
+    res = _ingest(text)
+    runs = [f for f in res.facts if f.fact_type == "launch.command"]
+    assert [(r.launcher, r.ntasks, r.gpus_per_task) for r in runs] == [("srun", 2, 1), ("srun", 2, None)]
+
+
+def test_prompt_line_of_a_non_launcher_in_a_code_block_stays_the_users_words():
+    text = ("Our benchmark:\n\n```\n$ python3 bench.py --use-ddp --num-iter 2\n"
+            "Iter #0: 687.1 img/sec per GPU\n```\n\nIs that slow?\n")
+    res = _ingest(text)
+    assert "launch.command" not in _types(res)

@@ -64,6 +64,9 @@ HITS = [
     ("kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with "
      "error 4, opcode 5327, len 5327, vendor err 81 (Send)", "ib-completion-local-protection"),
     ("_ibvwrap.cc: NCCL WARN Call to ibv_modify_qp failed with error Connection timed out_", "ibv-modify-qp-timeout"),
+    ("pytorch-worker-1:88:157 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error No such device\r",
+     "ibv-modify-qp-no-device"),
+    ("ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error 19", "ibv-modify-qp-no-device"),
     ("When training for 12 hours the ConnectX-7 gid index changed from 3 to 4/8 (show_gids command)", "roce-gid-index-changed"),
     ("#38 showed GID table indexes **drift** when interface events reshuffle the table", "roce-gid-index-changed"),
     ("after the bond flapped the RoCE v2 GID index moved to 5 on mlx5_2", "roce-gid-index-changed"),
@@ -102,6 +105,10 @@ HITS = [
 ]
 
 LOOKALIKES = [
+    # ENODEV from something other than a queue-pair transition, or another errno from it
+    "node1:55:60 [0] NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
+    "ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error 190",
+    "NCCL WARN Cuda failure 'no CUDA-capable device is detected' (No such device)",
     "train-vm-a3:8841:8920 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'",  # sockets never do GDR
     "we changed the GID index to 3 and now it works",                      # the user's own setting, no drift
     "export NCCL_IB_GID_INDEX=3 changed nothing",                          # the variable, not the table

@@ -116,6 +116,8 @@ def _multi_node(facts: Sequence[Fact]) -> Decision:
     counts = [f.nnodes for f in of_type(facts, "nccl.comm") if getattr(f, "nnodes", None)]
     counts += [f.nodes for f in of_type(facts, "nccltests.run")]
     counts += [f.nodes for f in of_type(facts, "reported.workload") if getattr(f, "nodes", None)]
+    # the launch line's node count (srun -N, torchrun --nnodes, the hosts mpirun is given)
+    counts += [f.nodes for f in of_type(facts, "launch.command") if getattr(f, "nodes", None)]
     if not counts:
         if any(getattr(f, "where", "") == "multi-node" for f in of_type(facts, "reported.symptom")):
             return True

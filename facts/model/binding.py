@@ -2,6 +2,10 @@
 and ``taskset -c`` in job scripts and wrapper scripts, including per-rank binding tables
 (``case $LOCAL_RANK in 0) numactl --cpunodebind=0 ... ;;``).
 
+A variable exported with a different value in each arm of such a table (``case $LOCAL_RANK in
+0) export NCCL_IB_HCA=mlx5_0:1 ;; 1) export NCCL_IB_HCA=mlx5_1:1 ;;``) is a ``launch.rank_env``:
+the ranks of one job run with different settings.
+
 Values are kept as written (``0``, ``0-13``, ``$CPUS``); the expanded lists are given only when
 the value is a literal CPU or node list.
 """
@@ -32,3 +36,15 @@ class LaunchBinding(Fact):
     pid: int | None = None
     #: the command line (continuations joined), redacted
     command: str = ""
+
+
+class LaunchRankEnv(Fact):
+    fact_type = "launch.rank_env"
+    doc = "A variable a wrapper script exports with a different value in each arm of a per-rank table (case $LOCAL_RANK in ...)."
+    name: str
+    #: the variable the table switches on (``OMPI_COMM_WORLD_LOCAL_RANK``, ``local_rank``)
+    selector: str
+    #: the distinct values, in the order the arms give them (secret-looking ones redacted)
+    values: list[str]
+    #: how many arms set it
+    arms: int

@@ -82,6 +82,9 @@ class LaunchCommand(Fact):
     cpu_bind: str = ""
     #: srun --gpu-bind value
     gpu_bind: str = ""
+    #: srun / sbatch --gpus-per-task count: Slurm confines each task to its own GPUs (cgroup, and
+    #: CUDA_VISIBLE_DEVICES), so tasks on one node cannot open each other's GPUs
+    gpus_per_task: int | None = None
     #: torchrun --nproc-per-node (None for 'gpu'/'auto' or absent)
     nproc_per_node: int | None = None
     #: srun -N / torchrun --nnodes (max of a range) / mpirun host count

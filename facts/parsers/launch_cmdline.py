@@ -19,13 +19,15 @@ pyxis are not given as ``env.var``: the image's own ENV wins over them unless th
 
 The ``#SBATCH`` directives of a batch script (those before its first command, as sbatch reads
 them) give one more ``launch.command`` with launcher ``sbatch`` (nodes, tasks per node, tasks,
-``--export``, ``--cpu-bind``, ``--gpu-bind``), when the script also holds a launch line.
+``--export``, ``--cpu-bind``, ``--gpu-bind``, ``--gpus-per-task``), when the script also holds a launch line.
 
 CPU and memory binding becomes ``launch.binding``: ``numactl --cpunodebind/--membind/--physcpubind``
 (also ``-N/-m/-C``, ``--preferred``, ``--interleave``, ``--localalloc``) and ``taskset -c LIST`` /
 ``taskset MASK`` / ``taskset -pc LIST PID``, whether in front of a launcher, on their own line,
 inside ``bash -c '...'`` or in the arms of a binding table (``case $SLURM_LOCALID in 0) numactl
-... ;;``, recorded as ``selector`` ``SLURM_LOCALID=0``). ``numactl --hardware`` / ``--show`` and
+... ;;``, recorded as ``selector`` ``SLURM_LOCALID=0``; the arm's label may stand on a line of its
+own, as a glob ``[0])``). A variable the arms export with different values (``0) export
+NCCL_IB_HCA=mlx5_0:1 ;; 1) export NCCL_IB_HCA=mlx5_1:1 ;;``) becomes one ``launch.rank_env``. ``numactl --hardware`` / ``--show`` and
 ``taskset -p PID`` are queries, not bindings. The script's own ``export NAME=value`` lines become
 ``env.var`` facts with one ``env.dump`` (``complete=False``, filter "export lines of the script",
 the document's scope: the launching shell, not a container); values the shell would expand
@@ -76,7 +78,7 @@ from clusterdx.facts import lazyre
 from clusterdx.facts.base import NotApplicable, Scope
 from clusterdx.facts.document import Document, ParseContext
 from clusterdx.facts.formats import Format
-from clusterdx.facts.model.binding import LaunchBinding
+from clusterdx.facts.model.binding import LaunchBinding, LaunchRankEnv
 from clusterdx.facts.model.container import ContainerSpec, LaunchCommand
 from clusterdx.facts.model.env import EnvDump, EnvVar
 from clusterdx.facts.parsers.docker_inspect import (
@@ -249,6 +251,7 @@ class Launch:
     image: str = ""
     cpu_bind: str = ""
     gpu_bind: str = ""
+    gpus_per_task: int | None = None
     nproc_per_node: int | None = None
     nodes: int | None = None
     ntasks_per_node: int | None = None
@@ -417,6 +420,8 @@ def _srun(tokens: list[str], i: int) -> Launch:
             launch.cpu_bind = v
         elif name in ("--gpu-bind", "--gpu_bind"):
             launch.gpu_bind = v
+        elif name in ("--gpus-per-task", "--gpus_per_task"):
+            launch.gpus_per_task = _int(v.rsplit(":", 1)[-1])  # "1" or "a100:1"
         elif name in ("--mem-bind", "--mem_bind"):
             launch.numa_binding = "mem-bind=" + v
         elif name in ("-N", "--nodes"):
@@ -470,7 +475,11 @@ def _mpirun(tokens: list[str], i: int) -> Launch:
         elif name in ("-x",):
             pass
     if hosts is not None:
-        launch.nodes = len({h.split(":")[0] for h in hosts})
+        names = [h.split(":")[0] for h in hosts]
+        # hosts masked before pasting (-host *,*, -H xxx:4,xxx:4) are distinct machines whose names
+        # were hidden: counting distinct names would make them one node
+        masked = all(re.fullmatch(r"[*x.]+|<[^>]*>|\.\.\.", n, re.I) for n in names)
+        launch.nodes = len(names) if masked else len(set(names))
     launch.cpu_bind = " ".join(bind)
     launch.rest = tokens[i:]
     return launch
@@ -638,6 +647,7 @@ def _emit(doc: Document, ctx: ParseContext, launch: Launch, start: int, end: int
         forwarded_env=list(dict.fromkeys(launch.forwarded)), env_set=env_set, env_names=names,
         env_files=launch.env_files, export_mode=shown("export", launch.export_mode),
         container_image=launch.image, cpu_bind=launch.cpu_bind, gpu_bind=launch.gpu_bind,
+        gpus_per_task=launch.gpus_per_task,
         nproc_per_node=launch.nproc_per_node, nodes=launch.nodes, ntasks_per_node=launch.ntasks_per_node,
         ntasks=launch.ntasks, mpi=launch.mpi, numa_binding=launch.numa_binding,
         script_env=sorted(script_env), command=text,
@@ -700,7 +710,7 @@ _NUMACTL_OPTS = {
 _NUMACTL_QUERY = {"-H", "--hardware", "-s", "--show", "-V", "--version", "--help", "-h"}
 _LITERAL_LIST = lazyre.compile(r"^\d{1,5}(?:-\d{1,5})?(?:,\d{1,5}(?:-\d{1,5})?){0,256}$")
 _CASE = lazyre.compile(r"^\s*case\s+[\"']?\$\{?(\w+)\}?[\"']?\s+in\b")
-_ARM = lazyre.compile(r"^\s*+\(?\s*+([\w*\"'|-]{1,40}?)\s*\)")
+_ARM = lazyre.compile(r"^\s*+\(?\s*+([\w*\"'|\[\]-]{1,40}?)\s*\)")
 _BIND_QUICK = lazyre.compile(r"\b(?:numactl|taskset)\b")
 
 
@@ -843,9 +853,15 @@ def parse(doc: Document, ctx: ParseContext) -> None:
     script_env: dict[str, str] = {}
     exports: dict[str, tuple[str, int]] = {}
     case_var = ""
+    arm_label = ""
+    #: (case variable, name) -> [(line, value)] for exports inside the arms of a per-rank table
+    arm_exports: dict[tuple[str, str], list[tuple[int, str]]] = {}
     directives: list[tuple[int, str]] = []
     in_header = True
     for start, end, text in logical_lines(doc):
+        if text.lstrip().startswith("#!"):
+            in_header = True  # a script's first line: a job script pasted below a ticket's words
+            continue
         d = _SBATCH.match(text)
         if d and in_header:
             directives.append((start, d.group(1)))
@@ -854,15 +870,24 @@ def parse(doc: Document, ctx: ParseContext) -> None:
             in_header = False  # sbatch reads directives only before the first command
         if text.lstrip().startswith("#"):
             continue
+        c = _CASE.match(text)
+        if c:
+            case_var, arm_label = c.group(1), ""
+        elif re.match(r"^\s*esac\b", text):
+            case_var, arm_label = "", ""
+        elif case_var:
+            arm = _ARM.match(text)
+            if arm:
+                arm_label = arm.group(1)
         if "export" in text:
             found = _exports(text)
             script_env.update(found)
             exports.update({n: (v, start) for n, v in found.items()})
-        c = _CASE.match(text)
-        if c:
-            case_var = c.group(1)
-        elif re.match(r"^\s*esac\b", text):
-            case_var = ""
+            if case_var and arm_label:
+                for n, v in found.items():
+                    arm_exports.setdefault((case_var, n), []).append((start, v))
+        if case_var and re.search(r";;\s*$", text):
+            arm_label = ""
         quick, bind = _QUICK.search(text), _BIND_QUICK.search(text)
         shown: str | None = None
         if not quick and not bind:
@@ -881,15 +906,34 @@ def parse(doc: Document, ctx: ParseContext) -> None:
                                 "the rest not read")
                 break
             if bind:
+                # the arm's label on this line ("0) numactl ...") or on a line of its own above
                 arm = _ARM.match(text) if case_var else None
-                selector = f"{case_var}={arm.group(1).strip(chr(34) + chr(39))}" if arm else ""
+                label = arm.group(1) if arm else arm_label if case_var else ""
+                selector = f"{case_var}={label.strip(chr(34) + chr(39) + '[]')}" if label else ""
                 for b in find_bindings(cmd):
                     ctx.add(LaunchBinding, start, end, selector=selector, command=shown, **b)
     if not ctx.facts:
         raise NotApplicable("no launch command (docker run, srun, mpirun, torchrun ...)")
     if directives:
         _sbatch(doc, ctx, directives)
-    _emit_exports(doc, ctx, exports)
+    varying = _emit_rank_env(doc, ctx, arm_exports)
+    # a variable each rank sets differently has no one value in the script's environment
+    _emit_exports(doc, ctx, {n: e for n, e in exports.items() if n not in varying})
+
+
+def _emit_rank_env(doc: Document, ctx: ParseContext, arm_exports: dict[tuple[str, str], list[tuple[int, str]]]) -> set[str]:
+    """``launch.rank_env`` for each variable the arms of a per-rank table export with two or more
+    literal values: the ranks of the job run with different settings. Returns those names."""
+    varying: set[str] = set()
+    for (var, name), sets in arm_exports.items():
+        literal = [(i, v) for i, v in sets if "$" not in v and "`" not in v]
+        values = list(dict.fromkeys(v for _, v in literal))
+        if len(values) < 2:
+            continue
+        shown = [redact_value(name, v) if doc.redact else v for v in values]
+        ctx.add(LaunchRankEnv, literal[0][0], literal[-1][0], name=name, selector=var, values=shown, arms=len(literal))
+        varying.add(name)
+    return varying
 
 
 _QUICK = lazyre.compile(r"\b(?:docker|podman|nerdctl|srun|mpirun|mpiexec|orterun|prterun|torchrun|torch\.distributed"
@@ -942,7 +986,7 @@ FORMATS = [
     Format(
         name="launch-cmdline",
         command="cat <job script>",
-        facts=("launch.command", "container.spec", "launch.binding", "env.var", "env.dump"),
+        facts=("launch.command", "container.spec", "launch.binding", "launch.rank_env", "env.var", "env.dump"),
         sniff=sniff,
         parse=parse,
         command_patterns=(r"^\s*(?:cat|less|more|head|tail|bat)\s+(?:-\S+\s+)*\S*\.(?:sh|sbatch|slurm|bash|job|run)\s*$",

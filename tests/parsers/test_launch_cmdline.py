@@ -209,3 +209,65 @@ def test_long_line_of_bindings_redacts_once():
     ctx = parse_text("launch-cmdline", "numactl --membind=0 " * 3000 + "python x.py\n")
     binds = of_type(ctx, "launch.binding")
     assert len(binds) == 3000 and binds[0].command is binds[-1].command
+
+
+def test_gpus_per_task_on_srun_and_in_directives():
+    ctx = parse_text("launch-cmdline", "$ srun -N 1 -n 4 --gpus-per-task=a100:1 python train.py\r\n")
+    [srun] = of_type(ctx, "launch.command")
+    assert (srun.nodes, srun.ntasks, srun.gpus_per_task) == (1, 4, 1)
+    ctx = parse_text("launch-cmdline", "#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task 2\n"
+                                       "srun --gpus-per-node=8 python t.py\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert (sbatch.ntasks_per_node, sbatch.gpus_per_task) == (4, 2)
+    assert srun.gpus_per_task is None  # --gpus-per-node is not per task
+
+
+def test_job_script_pasted_below_words_keeps_its_directives():
+    # the script's shebang starts its header again: the ticket's words above it are no command
+    ctx = parse_text("launch-cmdline", "all_reduce_perf slow on one node with srun\n\nOur job script:\n\n"
+                                       "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpus-per-task=1\nsrun all_reduce_perf -g 1\n")
+    srun, sbatch = of_type(ctx, "launch.command")
+    assert (sbatch.launcher, sbatch.nodes, sbatch.gpus_per_task) == ("sbatch", 1, 1)
+    ctx = parse_text("launch-cmdline", "all_reduce_perf slow\n#SBATCH -N 1\nsrun all_reduce_perf -g 1\n")
+    assert [f.launcher for f in of_type(ctx, "launch.command")] == ["srun"]  # no script header: not directives
+
+
+def test_mpirun_hosts_masked_before_pasting_count_as_distinct():
+    ctx = parse_text("launch-cmdline", "mpirun --allow-run-as-root -np 2 -host *,* -x NCCL_DEBUG=INFO all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 2
+    ctx = parse_text("launch-cmdline", "mpirun -np 16 -H xxx:8,xxx:8 all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 2
+    # real names: a host given twice is one node
+    ctx = parse_text("launch-cmdline", "mpirun -np 16 -H gpu-a01:8,gpu-a01:8 all_reduce_perf -g 1\n")
+    assert of_type(ctx, "launch.command")[0].nodes == 1
+
+
+WRAPPER = ("#!/bin/bash\r\nAPP=\"${@}\"\r\nlet local_rank=$OMPI_COMM_WORLD_LOCAL_RANK%4\r\ncase ${local_rank} in\r\n"
+           "[0])\r\n  export NCCL_IB_HCA=mlx5_0:1\r\n  numactl --cpunodebind=0 --membind=0 \\\r\n  $APP\r\n  ;;\r\n"
+           "[1])\r\n  export NCCL_IB_HCA=mlx5_1:1\r\n  numactl --cpunodebind=1 --membind=1 \\\r\n  $APP\r\n  ;;\r\nesac\r\n")
+
+
+def test_per_rank_table_exporting_different_values():
+    ctx = parse_text("launch-cmdline", WRAPPER)
+    [env] = of_type(ctx, "launch.rank_env")
+    assert (env.name, env.selector, env.values, env.arms) == ("NCCL_IB_HCA", "local_rank", ["mlx5_0:1", "mlx5_1:1"], 2)
+    # the arm's label on its own line, as a glob, still names the binding's rank
+    assert [b.selector for b in of_type(ctx, "launch.binding")] == ["local_rank=0", "local_rank=1"]
+    # no single value of the script's environment: the last arm's value is not an env.var
+    assert not [v for v in of_type(ctx, "env.var") if v.name == "NCCL_IB_HCA"]
+
+
+def test_per_rank_table_with_one_value_everywhere_is_no_rank_env():
+    same = WRAPPER.replace("mlx5_1:1", "mlx5_0:1")
+    ctx = parse_text("launch-cmdline", same)
+    assert not of_type(ctx, "launch.rank_env")
+    assert [v.value for v in of_type(ctx, "env.var") if v.name == "NCCL_IB_HCA"] == ["mlx5_0:1"]
+
+
+def test_exports_outside_a_table_are_no_rank_env():
+    ctx = parse_text("launch-cmdline", "export NCCL_IB_HCA=mlx5_0\nsrun python t.py\nexport NCCL_IB_HCA=mlx5_1\n")
+    assert not of_type(ctx, "launch.rank_env")
+    # values the shell expands per rank are not literal settings
+    ctx = parse_text("launch-cmdline", "case $SLURM_LOCALID in\n0) export NCCL_IB_HCA=$HCA0 ;;\n"
+                                       "1) export NCCL_IB_HCA=$HCA1 ;;\nesac\nsrun python t.py\n")
+    assert not of_type(ctx, "launch.rank_env")

@@ -43,30 +43,32 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from clusterdx.facts import lazyre
+
 SAMPLE = "I found nccl-2.17.1 can work, but v2.22.3 will core dumped.\n"
 
 #: a release number standing alone ("v2.22.3", "2.8.4"), never inside a path, a longer token or a "+cuda" tail
-_BARE = re.compile(r"(?<![\w/.+=])v?(\d{1,2}\.\d{1,3}\.\d{1,3})(?![\w.]\d|[\w/])")
+_BARE = lazyre.compile(r"(?<![\w/.+=])v?(\d{1,2}\.\d{1,3}\.\d{1,3})(?![\w.]\d|[\w/])")
 #: what another component's release looks like next to its name: "CUDA 12.1", "torch 2.1.0", "driver 535.104.05"
-_OTHER_NAME = re.compile(r"\b(?:cuda|torch|pytorch|driver|python|kernel|ubuntu|rhel|openmpi|mpi|ucx|hpcx|hpc-x|"
-                         r"libfabric|efa|ofed|doca|plugin|aws-ofi-nccl|nccl-tests|container|image)[\s:=v-]{0,4}$", re.I)
-_NCCL_BEFORE = re.compile(r"(?:lib)?nccl2?[\s:=v-]{0,4}$", re.I)
-_CLAUSE_BREAK = re.compile(r"[,;]|\b(?:but|while|whereas|however|although|though|yet)\b", re.I)
-_GOOD = re.compile(r"\b(?:(?:can|does|do|did|still)\s{1,3})?(?:works?|worked|working|is\s{1,3}(?:good|fine|ok|okay|stable)|"
-                   r"was\s{1,3}(?:good|fine|ok|okay|stable)|runs?\s{1,3}(?:fine|well|ok)|ran\s{1,3}(?:fine|well|ok)|passe[sd]|"
-                   r"succeed\w{0,3}|(?:has|had|have)\s{1,3}no\s{1,3}(?:problems?|issues?))\b", re.I)
-_BAD = re.compile(r"\b(?:fail\w{0,3}|crash\w{0,3}|core[\s-]{0,2}dump\w{0,3}|segfault\w{0,3}|seg(?:mentation)?\s{1,3}fault\w{0,3}|"
-                  r"hangs?|hung|hanging|deadlock\w{0,3}|abort\w{0,3}|errors?\s{1,3}out|breaks?|broke(?:n)?|"
-                  r"(?:does|do|did)(?:n't|\s{1,3}not)\s{1,3}work|not\s{1,3}working|won't\s{1,3}work)\b", re.I)
-_NEGATED = re.compile(r"\b(?:not|never|no\s{1,3}longer)\s{1,3}(?:\w+\s{1,3})?$|n't\s{1,3}$", re.I)
+_OTHER_NAME = lazyre.compile(r"\b(?:cuda|torch|pytorch|driver|python|kernel|ubuntu|rhel|openmpi|mpi|ucx|hpcx|hpc-x|"
+                             r"libfabric|efa|ofed|doca|plugin|aws-ofi-nccl|nccl-tests|container|image)[\s:=v-]{0,4}$", re.I)
+_NCCL_BEFORE = lazyre.compile(r"(?:lib)?nccl2?[\s:=v-]{0,4}$", re.I)
+_CLAUSE_BREAK = lazyre.compile(r"[,;]|\b(?:but|while|whereas|however|although|though|yet)\b", re.I)
+_GOOD = lazyre.compile(r"\b(?:(?:can|does|do|did|still)\s{1,3})?(?:works?|worked|working|is\s{1,3}(?:good|fine|ok|okay|stable)|"
+                       r"was\s{1,3}(?:good|fine|ok|okay|stable)|runs?\s{1,3}(?:fine|well|ok)|ran\s{1,3}(?:fine|well|ok)|passe[sd]|"
+                       r"succeed\w{0,3}|(?:has|had|have)\s{1,3}no\s{1,3}(?:problems?|issues?))\b", re.I)
+_BAD = lazyre.compile(r"\b(?:fail\w{0,3}|crash\w{0,3}|core[\s-]{0,2}dump\w{0,3}|segfault\w{0,3}|seg(?:mentation)?\s{1,3}fault\w{0,3}|"
+                      r"hangs?|hung|hanging|deadlock\w{0,3}|abort\w{0,3}|errors?\s{1,3}out|breaks?|broke(?:n)?|"
+                      r"(?:does|do|did)(?:n't|\s{1,3}not)\s{1,3}work|not\s{1,3}working|won't\s{1,3}work)\b", re.I)
+_NEGATED = lazyre.compile(r"\b(?:not|never|no\s{1,3}longer)\s{1,3}(?:\w+\s{1,3})?$|n't\s{1,3}$", re.I)
 #: "NCCL >= 2.20", "NCCL 2.20+", "NCCL 2.20 and later", "since NCCL 2.19": every release from that one on
-_FROM_ON = re.compile(r"(?:\bsince\s{1,3}(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
-                      r"(?<![\w/.-])(?:lib)?nccl2?\s{0,3}(?:>=|≥|=>)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
-                      r"(?<![\w/.-])(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)\s{0,2}"
-                      r"(?:\+(?!\w)|(?:and|or)\s{1,3}(?:later|above|newer|up)\b))", re.I)
-_SLOWER = re.compile(r"\b(?:slower|slowdown|drop(?:s|ped)?|regress\w{0,5}|degrad\w{0,5}|lower|worse|decreas\w{0,3})\b", re.I)
-_NO_SLOWDOWN = re.compile(r"\b(?:no|not|never|without|nor)\s{1,3}(?:\w+\s{1,3}){0,2}$|n't\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
-_BOTH = re.compile(r"\b(?:too|also|as well|either|both|neither|same\s{1,3}(?:way|error|crash|hang|problem|result))\b", re.I)
+_FROM_ON = lazyre.compile(r"(?:\bsince\s{1,3}(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
+                          r"(?<![\w/.-])(?:lib)?nccl2?\s{0,3}(?:>=|≥|=>)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)(?![\w.]\d)|"
+                          r"(?<![\w/.-])(?:lib)?nccl2?[\s:v-]{0,4}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)\s{0,2}"
+                          r"(?:\+(?!\w)|(?:and|or)\s{1,3}(?:later|above|newer|up)\b))", re.I)
+_SLOWER = lazyre.compile(r"\b(?:slower|slowdown|drop(?:s|ped)?|regress\w{0,5}|degrad\w{0,5}|lower|worse|decreas\w{0,3})\b", re.I)
+_NO_SLOWDOWN = lazyre.compile(r"\b(?:no|not|never|without|nor)\s{1,3}(?:\w+\s{1,3}){0,2}$|n't\s{1,3}(?:\w+\s{1,3}){0,2}$", re.I)
+_BOTH = lazyre.compile(r"\b(?:too|also|as well|either|both|neither|same\s{1,3}(?:way|error|crash|hang|problem|result))\b", re.I)
 
 
 def _releases(text: str) -> list[tuple[int, int, str]]:
